@@ -1,0 +1,213 @@
+"""Finding the transcripts of a campaign directory, and naming their arm, group and run.
+
+A campaign is whatever a harness wrote: transcripts, turn segments of
+multi-turn runs, subagent files, diagnostic sidecars, copies of the target
+repository with data files of their own. `discover` walks it once, sniffs the
+first lines of each candidate, and groups the files of one transcript.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from .jsonl import Undecodable, decode
+from .readers.base import looks_like_event
+
+# run-<label>[-<i>][.t<k>].jsonl: the arm is the label.
+RUN_NAME = re.compile(r"^run-(?P<arm>.+?)(?:-(?P<index>\d+))?(?:\.t(?P<turn>\d+))?\.jsonl$")
+TURN = re.compile(r"^(?P<base>.+)\.t(?P<turn>\d+)\.jsonl$")
+RUN_DIR = re.compile(r"^run[-_]?(\d+)$")
+#: Directories that hold no transcripts, only bulk: never walked.
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".hg", ".svn"})
+_SNIFF_LINES = 8
+_SNIFF_LINE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Transcript:
+    """One transcript: its files (main first) and what the campaign layout says of it."""
+
+    path: str  # relative to the campaign root, "/" separators
+    kind: str  # "stream-json" | "interactive"
+    files: tuple[str, ...]  # absolute
+    arm: str
+    group: str
+    run: str
+    notes: tuple[str, ...] = ()
+
+
+@dataclass
+class Campaign:
+    root: str
+    transcripts: list[Transcript] = field(default_factory=list)
+    ignored: list[dict[str, str]] = field(default_factory=list)
+
+
+def sniff(path: str) -> tuple[str | None, dict[str, Any] | None]:
+    """(kind, first event) from a file's first lines; kind None when no event is there."""
+    try:
+        with open(path, "rb") as fh:
+            for _ in range(_SNIFF_LINES):
+                line = fh.readline(_SNIFF_LINE_BYTES)
+                if not line:
+                    break
+                line = line.strip()
+                if not line:
+                    continue
+                try:
+                    obj = decode(line)
+                except Undecodable:
+                    continue
+                if isinstance(obj, dict) and looks_like_event(obj):
+                    return kind_of(obj), obj
+    except OSError:
+        return None, None
+    return None, None
+
+
+def kind_of(event: dict[str, Any]) -> str:
+    interactive = "sessionId" in event or "isSidechain" in event or "parentUuid" in event
+    return "interactive" if interactive else "stream-json"
+
+
+def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
+    """Every ``*.jsonl`` regular file under root, relative, sorted. Symlinks are
+    followed only while they stay inside the campaign; directory symlinks never
+    (no loops)."""
+    real_root = os.path.realpath(root)
+    found: list[str] = []
+    stack = [""]
+    while stack:
+        rel_dir = stack.pop()
+        try:
+            entries = list(os.scandir(os.path.join(root, rel_dir)))
+        except OSError as exc:
+            ignored.append({"path": rel_dir or ".", "reason": f"unreadable directory: {exc.strerror}"})
+            continue
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in SKIP_DIRS:
+                        stack.append(rel)
+                    continue
+                if not entry.name.endswith(".jsonl"):
+                    continue
+                if entry.is_symlink():
+                    target = os.path.realpath(entry.path)
+                    if os.path.commonpath([real_root, target]) != real_root:
+                        ignored.append({"path": rel, "reason": "symlink out of the campaign directory, not followed"})
+                        continue
+                    if os.path.isdir(target):
+                        ignored.append({"path": rel, "reason": "symlink to a directory, not followed"})
+                        continue
+                if entry.is_file():
+                    found.append(rel)
+                else:
+                    ignored.append({"path": rel, "reason": "not a regular file"})
+            except OSError as exc:
+                ignored.append({"path": rel, "reason": f"unreadable: {exc.strerror}"})
+    found.sort()
+    return found
+
+
+def _layout(rel: str) -> tuple[str, str, str]:
+    """(arm, group, run) inferred from the layouts harnesses write."""
+    parts = rel.split("/")
+    name, dirs = parts[-1], parts[:-1]
+    arm, run = "default", ""
+    if m := RUN_NAME.match(name):
+        arm, run = m["arm"], m["index"] or ""
+    group = ""
+    for i, d in enumerate(dirs):
+        if m := RUN_DIR.match(d):
+            run = run or m.group(1)
+            group = dirs[i - 1] if i else ""
+            break
+    else:
+        group = dirs[0] if dirs else ""
+    return arm, group, run
+
+
+def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
+    """Find and group the transcripts under ``root`` (a directory)."""
+    campaign = Campaign(root)
+    ignored = campaign.ignored
+    files = _walk(root, ignored)
+    turns: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    subagents: dict[str, list[str]] = defaultdict(list)  # session main rel -> subagent rels
+    flat_agents: list[str] = []
+    mains: list[str] = []
+    for rel in files:
+        parts = rel.split("/")
+        name = parts[-1]
+        if name.startswith("agent-"):
+            if name.startswith("agent-acompact"):
+                ignored.append({"path": rel, "reason": "compaction artifact (agent-acompact*)"})
+            elif "subagents" in parts[:-1]:
+                at = len(parts) - 2 - parts[-2::-1].index("subagents")
+                session = "/".join(parts[:at]) + ".jsonl"
+                subagents[session].append(rel)
+            else:
+                flat_agents.append(rel)
+            continue
+        if m := TURN.match(name):
+            base = "/".join([*parts[:-1], m["base"] + ".jsonl"])
+            turns[base].append((int(m["turn"]), rel))
+            continue
+        mains.append(rel)
+
+    present = set(mains)
+    notes: dict[str, list[str]] = defaultdict(list)
+    for base in [b for b in turns if b not in present]:
+        # Turn files without their first turn: the earliest one leads.
+        segs = sorted(turns.pop(base))
+        lead = segs.pop(0)[1]
+        turns[lead] = segs
+        mains.append(lead)
+        notes[lead].append(f"first turn {base.rsplit('/', 1)[-1]} is missing")
+
+    for rel in flat_agents:
+        _, event = sniff(os.path.join(root, rel))
+        session = event.get("sessionId") if event else None
+        owner = "/".join([*rel.split("/")[:-1], f"{session}.jsonl"]) if isinstance(session, str) else None
+        if owner in present:
+            subagents[owner].append(rel)
+        else:
+            mains.append(rel)
+    for session in [s for s in subagents if s not in present]:
+        mains.extend(subagents.pop(session))
+
+    for rel in sorted(mains):
+        path = os.path.join(root, rel)
+        kind, _ = sniff(path)
+        name = rel.rsplit("/", 1)[-1]
+        if kind is None:
+            if not RUN_NAME.match(name) and not name.startswith("agent-"):
+                ignored.append({"path": rel, "reason": "not a transcript (no agent events in its first lines)"})
+                for extra in [r for _, r in turns.get(rel, [])] + subagents.get(rel, []):
+                    ignored.append({"path": extra, "reason": "belongs to a file that is not a transcript"})
+                continue
+            kind = "stream-json"  # named like one: reading it will say what is wrong
+        if name.startswith("agent-"):
+            notes[rel].append("subagent file with no parent session in the campaign; judged alone")
+            kind = "interactive"
+        segs = [r for _, r in sorted(turns.get(rel, []))]
+        subs = sorted(subagents.get(rel, []))
+        arm, group, run = _layout(rel)
+        if pattern is not None and (m := pattern.search(rel)):
+            found = m.groupdict()
+            arm = found.get("arm") or arm
+            group = found.get("group") or group
+            run = found.get("run") or run
+        all_files = (rel, *segs, *subs)
+        campaign.transcripts.append(
+            Transcript(rel, kind, tuple(os.path.join(root, f) for f in all_files), arm, group, run,
+                       tuple(notes.get(rel, ())))
+        )  # fmt: skip
+    campaign.ignored.sort(key=lambda d: d["path"])
+    return campaign

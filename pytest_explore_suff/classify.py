@@ -1,0 +1,226 @@
+"""The sufficiency classifier: what did the agent do right after each explore call?
+
+Implements ``shared/spec/sufficiency.md`` over a `Collector`. Plain library
+code: no pytest import, so it can be used and tested on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from .buckets import zero_counts
+from .events import DELEGATION_TOOLS, Action, Collector, ToolSpec
+from .shell import Intent, bash_intent
+
+TRANSPARENT_TOOLS = frozenset({"ToolSearch", "TodoWrite"})
+READ_TOOLS = frozenset({"Read", "NotebookRead"})
+SEARCH_TOOLS = frozenset({"Grep", "Glob"})
+
+# A path-shaped token: one or more `dir/` components, then a name with an
+# extension. ASCII classes on purpose: the reference is JavaScript, whose \w is ASCII.
+PATH_TOKEN = re.compile(r"(?:[\w@.+-]+/)+[\w@.+-]+\.[A-Za-z]\w*", re.ASCII)
+PERSISTED = "<persisted-output>"
+SAVED_TO = re.compile(r"Full output saved to:\s*(\S+)")
+
+
+@dataclass(slots=True)
+class Call:
+    """The verdict on one answered explore call."""
+
+    id: str
+    thread: str
+    query: str
+    files: int
+    bucket: str
+    next: str
+    named: bool = False
+    truncated: bool = False
+
+
+@dataclass
+class Verdict:
+    """Everything the metric says about one transcript."""
+
+    answered: int = 0
+    counts: dict[str, int] = field(default_factory=zero_counts)
+    errored: int = 0
+    concurrent: int = 0
+    calls: list[Call] = field(default_factory=list)
+    raced: bool = False
+    contaminated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["flags"] = {"raced": data.pop("raced"), "contaminated": data.pop("contaminated")}
+        return data
+
+
+def norm_path(path: str) -> str:
+    path = path.replace("\\", "/")
+    return path[2:] if path.startswith("./") else path
+
+
+def same_file(a: str, b: str) -> bool:
+    """Same file when equal, or when one ends with ``/`` + the other (normalized)."""
+    if not a or not b:
+        return False
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def any_same(path: str, paths: Iterable[str]) -> bool:
+    return any(same_file(path, p) for p in paths)
+
+
+def basename(path: str) -> str:
+    return norm_path(path).rsplit("/", 1)[-1] or path
+
+
+def short_name(tool: str) -> str:
+    """``mcp__<server>__<tool>`` -> ``<tool>``; other names unchanged."""
+    if tool.startswith("mcp__"):
+        cut = tool.find("__", 6)  # a server name has at least one character
+        if cut != -1:
+            return tool[cut + 2 :]
+    return tool
+
+
+@lru_cache(maxsize=4096)
+def _intent(command: str) -> Intent:
+    return bash_intent(command)
+
+
+@lru_cache(maxsize=16)
+def _marker(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.MULTILINE)
+
+
+@dataclass(frozen=True, slots=True)
+class _Response:
+    returned: tuple[str, ...]
+    mentioned: frozenset[str]
+    earlier: tuple[str, ...]
+    saved_to: str | None  # D4: where a persisted-output stub says the rest is
+
+
+def _is_file_access(action: Action) -> bool:
+    name = action.name
+    if name in READ_TOOLS or name in SEARCH_TOOLS:
+        return True
+    return name == "Bash" and _intent(action.arg).kind is not None
+
+
+def _read_path(action: Action) -> str | None:
+    """The path an action reads, for Read/NotebookRead and Bash reads."""
+    if action.name in READ_TOOLS:
+        return action.arg
+    if action.name == "Bash":
+        intent = _intent(action.arg)
+        if intent.kind == "read":
+            return intent.path or ""
+    return None
+
+
+def _skipped(action: Action, response: _Response) -> bool:
+    """Bookkeeping, and (D4) reading the rest of our own persisted response."""
+    if action.name in TRANSPARENT_TOOLS:
+        return True
+    if response.saved_to is not None:
+        path = _read_path(action)
+        if path is not None and same_file(norm_path(path), response.saved_to):
+            return True
+    return False
+
+
+def _reaction(action: Action, response: _Response, spec: ToolSpec) -> tuple[str, str, bool]:
+    """(bucket, next label, named) for one non-transparent, non-delegation action."""
+    name = action.name
+    if spec.family in name:
+        return "explore_again", short_name(name), False
+    path = _read_path(action)
+    if path is not None:
+        prefix = "Bash " if name == "Bash" else ""
+        p = norm_path(path)
+        label = f"{prefix}Read {basename(path)}"
+        if any_same(p, response.returned):
+            return "read_returned", label, False
+        if any_same(p, response.earlier):
+            return "read_returned", f"{label} (returned by an earlier explore)", False
+        if any_same(p, response.mentioned):
+            return "read_missed", f"{label} (named, not returned)", True
+        return "read_missed", label, False
+    if name in SEARCH_TOOLS:
+        return "search", name, False
+    if name == "Bash" and _intent(action.arg).kind == "search":
+        return "search", "Bash search", False
+    return "sufficient", name, False
+
+
+def _through_delegation(
+    delegation: Action, collector: Collector, response: _Response, spec: ToolSpec
+) -> tuple[str, str, bool]:
+    """A delegation is judged by the subagent's first substantive action."""
+    for action in collector.threads.get(delegation.id, ()):
+        if action.name in DELEGATION_TOOLS or _skipped(action, response):
+            continue
+        bucket, label, named = _reaction(action, response, spec)
+        return bucket, f"{delegation.name} → {label}", named
+    return "sufficient", delegation.name, False
+
+
+def _judge(
+    actions: Sequence[Action], i: int, collector: Collector, response: _Response, spec: ToolSpec
+) -> tuple[str, str, bool, int]:
+    """(bucket, next, named, concurrent file accesses) for the explore at ``actions[i]``."""
+    explore = actions[i]
+    concurrent = 0
+    for action in actions[i + 1 :]:
+        if action.message == explore.message:
+            # Issued before the response existed: not a reaction.
+            if _is_file_access(action):
+                concurrent += 1
+            continue
+        if _skipped(action, response):
+            continue
+        if action.name in DELEGATION_TOOLS:
+            return (*_through_delegation(action, collector, response, spec), concurrent)
+        return (*_reaction(action, response, spec), concurrent)
+    return "sufficient", "(final answer)", False, concurrent
+
+
+def classify(collector: Collector) -> Verdict:
+    """Judge every explore call of one transcript."""
+    spec = collector.spec
+    marker = _marker(spec.marker)
+    verdict = Verdict(raced=collector.raced, contaminated=collector.contaminated)
+    for thread, actions in collector.threads.items():
+        earlier: list[str] = []
+        for i, action in enumerate(actions):
+            if spec.explore not in action.name:
+                continue
+            result = collector.results.get(action.id)
+            if result is None or result.is_error:
+                verdict.errored += 1
+                continue
+            text = result.text
+            returned = tuple(norm_path(m) for m in marker.findall(text))
+            saved = SAVED_TO.search(text) if PERSISTED in text else None
+            response = _Response(
+                returned,
+                frozenset(norm_path(m) for m in PATH_TOKEN.findall(text)),
+                tuple(earlier),
+                norm_path(saved.group(1)) if saved else None,
+            )
+            bucket, label, named, concurrent = _judge(actions, i, collector, response, spec)
+            verdict.concurrent += concurrent
+            verdict.counts[bucket] += 1
+            verdict.calls.append(
+                Call(action.id, thread, action.arg, len(returned), bucket, label, named,
+                     PERSISTED in text)
+            )  # fmt: skip
+            earlier.extend(returned)
+    verdict.answered = len(verdict.calls)
+    return verdict

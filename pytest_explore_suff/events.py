@@ -1,0 +1,202 @@
+"""The normalized transcript: per-thread actions and the results that matter.
+
+Readers (one module per transcript format) decode lines and feed them to a
+`Collector`; the classifier only ever sees the collector. Nothing here imports
+pytest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .shell import invokes
+
+DELEGATION_TOOLS = frozenset({"Agent", "Task"})
+RACE_MARKER = "No such tool available"
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """Which tool is judged, and how its responses name the files they ship.
+
+    ``explore`` is a substring of the judged tool's name; ``family`` a substring
+    shared by every tool of the same server (a call to any of them is "explore
+    again") and the name of its CLI (a Bash run of it contaminates an arm);
+    ``marker`` a regular expression whose first group is a returned file's path.
+    """
+
+    explore: str = "codegraph_explore"
+    family: str = "codegraph"
+    marker: str = r"^\*\*`([^`]+)`\*\*"
+
+
+@dataclass(slots=True)
+class Action:
+    """One tool_use, as the classifier needs it."""
+
+    thread: str
+    message: str
+    id: str
+    name: str
+    #: Read: the path; Bash: the command; explore: the query; delegation: the prompt.
+    arg: str
+
+
+@dataclass(slots=True)
+class Result:
+    text: str
+    is_error: bool
+
+
+def result_text(content: Any) -> str:
+    """A tool_result's text: a string, or the ``text`` fields of its blocks joined."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
+        )
+    return ""
+
+
+def _arg(name: str, data: Any, spec: ToolSpec) -> str:
+    if not isinstance(data, dict):
+        return ""
+    if name in ("Read", "NotebookRead"):
+        value = data.get("file_path") if name == "Read" else data.get("notebook_path")
+        if value is None:  # tolerate the other key, as the reference does
+            value = data.get("notebook_path") if name == "Read" else data.get("file_path")
+    elif name == "Bash":
+        value = data.get("command")
+    elif name in DELEGATION_TOOLS:
+        value = data.get("prompt")
+    elif spec.explore in name:
+        value = data.get("query")
+    else:
+        return ""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+@dataclass
+class Collector:
+    """Accumulates one transcript's actions and the results the verdicts need."""
+
+    spec: ToolSpec = field(default_factory=ToolSpec)
+    threads: dict[str, list[Action]] = field(default_factory=dict)
+    results: dict[str, Result] = field(default_factory=dict)
+    #: ids whose result must be decoded: explore calls and CLI invocations.
+    wanted: set[str] = field(default_factory=set)
+    wanted_bytes: list[bytes] = field(default_factory=list)
+    #: spawning tool_use id by subagent agentId, from ``toolUseResult.agentId``.
+    agent_links: dict[str, str] = field(default_factory=dict)
+    runs: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    raced: bool = False
+    cli_ids: set[str] = field(default_factory=set)
+    lines: int = 0
+    #: set by the reader once a line has proved the file holds agent events
+    recognized: bool = False
+    corrupt: int = 0
+    #: tool_result lines skipped undecoded; if a wanted id then never got its
+    #: result, the reader re-reads with every result decoded.
+    skipped_results: int = 0
+    _seen_tool_ids: set[str] = field(default_factory=set)
+    _anon: int = 0
+
+    def tool_use(self, thread: str, message: Any, block: dict[str, Any]) -> None:
+        tid = block.get("id")
+        name = block.get("name")
+        if not isinstance(name, str):
+            return
+        if not isinstance(tid, str) or not tid:
+            self._anon += 1
+            tid = f"#anon-{self._anon}"
+        elif tid in self._seen_tool_ids:  # D5: a replayed line is the same action
+            return
+        self._seen_tool_ids.add(tid)
+        if not isinstance(message, str) or not message:
+            # No message id: the block is a message of its own.
+            message = f"#msg-{tid}"
+        arg = _arg(name, block.get("input"), self.spec)
+        actions = self.threads.get(thread)
+        if actions is None:
+            actions = self.threads[thread] = []
+        actions.append(Action(thread, message, tid, name, arg))
+        if self.spec.explore in name:
+            self._want(tid)
+        elif name == "Bash" and invokes(arg, self.spec.family):
+            self._want(tid)
+            self.cli_ids.add(tid)
+
+    def _want(self, tid: str) -> None:
+        self.wanted.add(tid)
+        self.wanted_bytes.append(tid.encode())
+
+    def tool_result(self, block: dict[str, Any], tool_use_result: Any = None) -> None:
+        tid = block.get("tool_use_id")
+        if not isinstance(tid, str):
+            return
+        text = result_text(block.get("content"))
+        if RACE_MARKER in text:
+            self.raced = True
+        if isinstance(tool_use_result, dict):
+            agent = tool_use_result.get("agentId")
+            if isinstance(agent, str) and agent not in self.agent_links:
+                self.agent_links[agent] = tid
+        if tid not in self.results:
+            self.results[tid] = Result(text, block.get("is_error") is True)
+
+    def event(self, event: dict[str, Any], thread: str) -> None:
+        """Feed one decoded event, on ``thread``."""
+        message = event.get("message")
+        if not isinstance(message, dict):
+            return
+        content = message.get("content")
+        if not isinstance(content, list):
+            return
+        kind = event.get("type")
+        if kind == "assistant":
+            msg_id = message.get("id")
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_use":
+                    self.tool_use(thread, msg_id, block)
+        elif kind == "user":
+            extra = event.get("toolUseResult")
+            for block in content:
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    self.tool_result(block, extra)
+
+    def run_summary(self, event: dict[str, Any]) -> None:
+        """Keep the figures of a ``result`` event (turns, duration, cost)."""
+        self.runs.append(
+            {k: event.get(k) for k in ("subtype", "num_turns", "duration_ms", "total_cost_usd")}
+        )
+
+    def missing_results(self) -> bool:
+        return any(i not in self.results for i in self.wanted)
+
+    def rename_thread(self, old: str, new: str) -> None:
+        """Give a provisionally keyed thread (an unlinked subagent) its real key."""
+        actions = self.threads.get(old)
+        if actions is None:
+            return
+        for action in actions:
+            action.thread = new
+        if new in self.threads:
+            self.threads[new].extend(self.threads.pop(old))
+        else:  # keep the thread's place: calls are listed in thread order
+            self.threads = {(new if k == old else k): v for k, v in self.threads.items()}
+
+    def drop_thread(self, key: str) -> None:
+        for action in self.threads.pop(key, ()):
+            self.wanted.discard(action.id)
+            self.cli_ids.discard(action.id)
+
+    @property
+    def contaminated(self) -> bool:
+        return any(
+            (r := self.results.get(i)) is not None and not r.is_error for i in self.cli_ids
+        )

@@ -1,0 +1,1 @@
+"""pytest hooks and options (placeholder while the library lands)."""

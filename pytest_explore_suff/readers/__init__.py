@@ -1,0 +1,33 @@
+"""Transcript readers, one module per format. Each feeds a `Collector`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..events import Collector, ToolSpec
+from . import interactive, streamjson
+from .base import NotATranscript, TranscriptError, Unreadable
+
+__all__ = ["NotATranscript", "TranscriptError", "Unreadable", "READERS", "load"]
+
+READERS = {"stream-json": streamjson.read, "interactive": interactive.read}
+
+
+def load(kind: str, files: Sequence[str], spec: ToolSpec) -> Collector:
+    """Read one transcript (all its files) into a `Collector`.
+
+    Raises `TranscriptError` subclasses with a one-line reason.
+    """
+    read = READERS[kind]
+    collector = Collector(spec)
+    read(files, collector)
+    if collector.skipped_results and collector.missing_results():
+        # A result we need was on a line skipped before its call was seen
+        # (file order is not causal order). Rare: read again, decoding all.
+        collector = Collector(spec)
+        read(files, collector, decode_all=True)
+    if not collector.recognized:
+        if collector.lines == 0:
+            raise NotATranscript("empty file: no events")
+        raise NotATranscript(f"not a transcript: none of its {collector.lines} line(s) is an agent event")
+    return collector

@@ -1,0 +1,92 @@
+"""Small builders that emit the real event shapes of Claude Code transcripts.
+
+Claude Code writes one assistant line per content block, all sharing one
+``message.id``; tool results come back as user lines. The builders do the same,
+so the tests exercise what real transcripts look like.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+EXPLORE = "mcp__codegraph__codegraph_explore"
+_ids = itertools.count(1)
+
+
+def response(returned: Iterable[str] = (), mentioned: Iterable[str] = ()) -> str:
+    """An explore response: a flow section naming files, then per-file source sections."""
+    out = ["## Flow"]
+    out += [f"{i}. step in {path}:12" for i, path in enumerate(mentioned, 1)]
+    for path in returned:
+        out += [f"**`{path}`**", "```js", "function f() {}", "```"]
+    return "\n".join(out)
+
+
+class Run:
+    """A headless stream-json run being written event by event."""
+
+    def __init__(self, session: str = "sess-1") -> None:
+        self.session = session
+        self.events: list[dict[str, Any]] = [
+            {"type": "system", "subtype": "init", "session_id": session, "tools": [EXPLORE]}
+        ]
+
+    @staticmethod
+    def use(name: str, **input: Any) -> dict[str, Any]:
+        """A tool_use block (not yet emitted)."""
+        return {"type": "tool_use", "id": f"toolu_{next(_ids):04d}", "name": name, "input": input}
+
+    def explore(self, query: str = "q") -> dict[str, Any]:
+        return self.use(EXPLORE, query=query)
+
+    def message(self, *blocks: dict[str, Any], parent: str | None = None, msg_id: str | None = None) -> None:
+        """One assistant message: a line per block, all sharing ``message.id``."""
+        mid = msg_id or f"msg_{next(_ids):04d}"
+        for block in blocks:
+            self.events.append(
+                {
+                    "type": "assistant",
+                    "message": {"id": mid, "role": "assistant", "content": [block]},
+                    "parent_tool_use_id": parent,
+                    "session_id": self.session,
+                }
+            )
+
+    def result(
+        self, block: dict[str, Any], content: Any = "ok", *, is_error: bool = False, parent: str | None = None
+    ) -> None:
+        self.events.append(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": block["id"], "content": content, "is_error": is_error}
+                    ],
+                },
+                "parent_tool_use_id": parent,
+                "session_id": self.session,
+            }
+        )
+
+    def step(self, block: dict[str, Any], content: Any = "ok", *, parent: str | None = None, **kw: Any) -> dict[str, Any]:
+        """A message with one tool call, then its result."""
+        self.message(block, parent=parent)
+        self.result(block, content, parent=parent, **kw)
+        return block
+
+    def finish(self, text: str = "done") -> None:
+        self.events.append({"type": "result", "subtype": "success", "result": text, "num_turns": 3,
+                            "duration_ms": 1200, "total_cost_usd": 0.01, "session_id": self.session})
+
+    def lines(self) -> list[str]:
+        return [json.dumps(e) for e in self.events]
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(self.lines()) + "\n", encoding="utf-8")
+        return path
