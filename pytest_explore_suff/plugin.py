@@ -1,1 +1,347 @@
-"""pytest hooks and options (placeholder while the library lands)."""
+"""pytest hooks and options: a campaign directory becomes test items, a summary and gates."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import hookspecs, judge
+from .campaign import Campaign, Transcript, discover
+from .events import ToolSpec
+from .gates import GATES, Gate, Outcome, evaluate, parse_threshold
+from .readers import TranscriptError
+from .report import SCHEMA, aggregate, record, write_atomic
+from .terminal import SMALL_ARM_CALLS, arm_table, call_line, clean
+
+DEFAULT_JSON = "explore-suff.json"
+RECORD_ATTR = "explore_suff"  # the report attribute a transcript's record travels on
+
+campaign_key = pytest.StashKey["Campaign"]()
+settings_key = pytest.StashKey["Settings"]()
+reporter_key = pytest.StashKey["Reporter"]()
+
+
+class ExploreSuffWarning(UserWarning):
+    """A transcript that was classified, but with something worth knowing (corrupt lines, ...)."""
+
+
+class Settings:
+    """Every option, resolved once: the command line wins over the ini file."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        def opt(name: str) -> Any:
+            value = config.getoption(name)
+            return value if value not in (None, [], "") else config.getini(name)
+
+        directory = opt("explore_suff")
+        self.root: str | None = str(directory) if directory else None
+        json_path = opt("explore_suff_json") or DEFAULT_JSON
+        self.json: str | None = None if json_path == "none" else json_path
+        self.spec = ToolSpec(
+            explore=opt("explore_suff_tool") or ToolSpec.explore,
+            family=opt("explore_suff_family") or ToolSpec.family,
+            marker=opt("explore_suff_marker") or ToolSpec.marker,
+        )
+        self.pattern = _regex(opt("explore_suff_pattern"), "--explore-suff-pattern")
+        _regex(self.spec.marker, "--explore-suff-marker")
+        self.keep_excluded: bool = bool(opt("explore_suff_keep_excluded"))
+        self.strict: bool = bool(opt("explore_suff_strict"))
+        self.gates: list[Gate] = []
+        for stem, (metric, op) in GATES.items():
+            cli = config.getoption(stem) or []
+            values = cli if cli else [_ini_threshold(v, stem) for v in config.getini(f"explore_suff_{stem}")]
+            self.gates += [Gate(metric, op, frac, arm) for arm, frac in values]
+
+
+def _regex(text: str | None, option: str) -> re.Pattern[str] | None:
+    if not text:
+        return None
+    try:
+        return re.compile(text, re.MULTILINE)
+    except re.error as exc:
+        raise pytest.UsageError(f"{option}: not a valid regular expression: {exc}") from None
+
+
+def _ini_threshold(text: str, stem: str) -> tuple[str | None, float]:
+    try:
+        return parse_threshold(text)
+    except argparse.ArgumentTypeError as exc:
+        raise pytest.UsageError(f"ini explore_suff_{stem}: {exc}") from None
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hookspecs)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("explore-suff", "explore sufficiency of coding-agent campaigns")
+    group.addoption(
+        "--explore-suff", dest="explore_suff", metavar="DIR",
+        help="classify every transcript under the campaign directory DIR (collects only the campaign)",
+    )
+    parser.addini("explore_suff", "campaign directory to classify (as --explore-suff)")
+    group.addoption(
+        "--explore-suff-json", dest="explore_suff_json", metavar="PATH",
+        help=f"where to write the JSON report (default: {DEFAULT_JSON}; 'none' to skip)",
+    )
+    parser.addini("explore_suff_json", "path of the JSON report")
+    group.addoption(
+        "--explore-suff-pattern", dest="explore_suff_pattern", metavar="REGEX",
+        help="regex with named groups arm, group, run, searched in each transcript's relative path",
+    )
+    parser.addini("explore_suff_pattern", "regex naming arm/group/run in relative paths")
+    group.addoption(
+        "--explore-suff-tool", dest="explore_suff_tool", metavar="SUBSTR",
+        help=f"judge tool calls whose name contains SUBSTR (default: {ToolSpec.explore})",
+    )
+    parser.addini("explore_suff_tool", "name substring of the judged tool")
+    group.addoption(
+        "--explore-suff-family", dest="explore_suff_family", metavar="SUBSTR",
+        help=f"a call of any tool containing SUBSTR is 'explore again'; also its CLI name (default: {ToolSpec.family})",
+    )
+    parser.addini("explore_suff_family", "name substring of the tool's family")
+    group.addoption(
+        "--explore-suff-marker", dest="explore_suff_marker", metavar="REGEX",
+        help="regex whose first group is a returned file's path (default: the **`path`** line marker)",
+    )
+    parser.addini("explore_suff_marker", "returned-file marker regex")
+    group.addoption(
+        "--explore-suff-keep-excluded", dest="explore_suff_keep_excluded", action="store_true", default=None,
+        help="keep raced and contaminated runs in the aggregates instead of skipping them",
+    )
+    parser.addini("explore_suff_keep_excluded", "keep raced/contaminated runs", type="bool", default=False)
+    group.addoption(
+        "--explore-suff-strict", dest="explore_suff_strict", action="store_true", default=None,
+        help="fail a transcript that has corrupt lines (default: a warning)",
+    )
+    parser.addini("explore_suff_strict", "fail transcripts with corrupt lines", type="bool", default=False)
+    for stem, (metric, op) in GATES.items():
+        bound = "at least" if op == "min" else "at most"
+        group.addoption(
+            f"--{stem.replace('_', '-')}", dest=stem, action="append", type=parse_threshold,
+            metavar="[ARM:]FRAC",
+            help=f"fail unless the {metric} share is {bound} FRAC, in ARM or in every arm with answered calls "
+            "(repeatable)",
+        )
+        parser.addini(f"explore_suff_{stem}", f"gates as --{stem.replace('_', '-')}", type="linelist")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    settings = Settings(config)
+    config.stash[settings_key] = settings
+    if settings.root is None:
+        return
+    root = os.path.abspath(settings.root)
+    if not os.path.isdir(root):
+        what = "does not exist" if not os.path.exists(root) else "is not a directory"
+        raise pytest.UsageError(f"--explore-suff: campaign directory {settings.root} {what}")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise pytest.UsageError(f"--explore-suff: campaign directory {settings.root} is not readable")
+    settings.root = root
+    # The campaign replaces the usual test paths: run from anywhere, including
+    # a project's own root, it collects the campaign only.
+    config.args[:] = [root]
+    if not hasattr(config, "workerinput"):
+        reporter = Reporter(config, settings)
+        config.stash[reporter_key] = reporter
+        config.pluginmanager.register(reporter, "explore-suff-reporter")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    reporter = config.stash.get(reporter_key, None)
+    if reporter is not None:
+        del config.stash[reporter_key]
+        config.pluginmanager.unregister(reporter)
+
+
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    settings = parent.config.stash.get(settings_key, None)
+    if settings is not None and settings.root is not None and str(path) == settings.root:
+        return CampaignDir.from_parent(parent, path=path)
+    return None
+
+
+class CampaignDir(pytest.Directory):
+    """The campaign directory: one item per transcript, nothing else collected."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        settings = self.config.stash[settings_key]
+        campaign = discover(str(self.path), settings.pattern)
+        self.config.stash[campaign_key] = campaign
+        for transcript in campaign.transcripts:  # sorted by path: same order on every worker
+            yield TranscriptItem.from_parent(self, name=transcript.path, transcript=transcript)
+
+
+class TranscriptItem(pytest.Item):
+    def __init__(self, *, transcript: Transcript, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.transcript = transcript
+        self.record: dict[str, Any] | None = None
+        for keyword in (transcript.arm, transcript.group, transcript.kind):
+            if keyword:
+                self.extra_keyword_matches.add(keyword)
+        self.user_properties += [("arm", transcript.arm), ("group", transcript.group)]
+
+    def runtest(self) -> None:
+        settings = self.config.stash[settings_key]
+        root = settings.root or str(self.parent.path)  # type: ignore[union-attr]
+        t = self.transcript
+        try:
+            verdict, collector = judge(t.kind, t.files, settings.spec)
+        except TranscriptError as exc:
+            self.record = record(t, root, status="error", reason=str(exc))
+            raise
+        for note in (*t.notes, *collector.warnings):
+            warnings.warn(ExploreSuffWarning(f"{clean(t.path)}: {clean(note)}"), stacklevel=1)
+        if settings.strict and collector.corrupt:
+            self.record = record(t, root, status="error", verdict=verdict, collector=collector,
+                                 reason=f"{collector.corrupt} corrupt line(s) (--explore-suff-strict)")  # fmt: skip
+            raise TranscriptError(self.record["reason"])
+        flags = [name for name in ("raced", "contaminated") if getattr(verdict, name)]
+        excluded = bool(flags) and not settings.keep_excluded
+        reason = ""
+        if excluded:
+            reason = " and ".join(flags) + (
+                " (an MCP call was answered 'No such tool available': a start-up race)" if "raced" in flags
+                else " (the arm ran the codegraph CLI through Bash)"
+            )  # fmt: skip
+        self.record = record(t, root, status="skipped" if excluded else "classified", reason=reason,
+                             verdict=verdict, collector=collector)  # fmt: skip
+        self.user_properties += [("answered", verdict.answered), ("sufficient", verdict.counts["sufficient"])]
+        if excluded:
+            pytest.skip(f"excluded: {reason}")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, TranscriptError):
+            return f"{clean(self.transcript.path)}: {clean(excinfo.value)}"
+        return str(super().repr_failure(excinfo, style))
+
+    def reportinfo(self) -> tuple[str, int | None, str]:
+        t = self.transcript
+        return t.files[0], None, f"transcript {clean(t.path)} [{clean(t.arm)}]"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if call.when == "call" and isinstance(item, TranscriptItem) and item.record is not None:
+        # Plain JSON data on the report: xdist ships report.__dict__ to the controller.
+        setattr(report, RECORD_ATTR, item.record)
+    return report
+
+
+class Reporter:
+    """Controller-side: gathers records, decides gates, writes the JSON, prints the summary."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        self.records: dict[str, dict[str, Any]] = {}
+        self.outcomes: list[Outcome] = []
+        self.document: dict[str, Any] | None = None
+        self.json_error: str | None = None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        rec = getattr(report, RECORD_ATTR, None)
+        if rec is not None:
+            self.records[rec["path"]] = rec
+        elif report.when == "call" and report.failed and self.settings.root:
+            # A failure outside our runtest (an unexpected exception): keep it visible.
+            pass
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        campaign = self.config.stash.get(campaign_key, None)
+        if campaign is None:  # under xdist the workers collected; list ignored files here
+            campaign = discover(self.settings.root or ".", self.settings.pattern)
+        records = [self.records[k] for k in sorted(self.records)]
+        arms, pooled = aggregate(records)
+        self.outcomes = evaluate(self.settings.gates, arms)
+        self.document = {
+            "schema": SCHEMA,
+            "campaign": self.settings.root,
+            "options": {
+                "tool": self.settings.spec.explore,
+                "family": self.settings.spec.family,
+                "marker": self.settings.spec.marker,
+                "pattern": self.settings.pattern.pattern if self.settings.pattern else None,
+                "keep_excluded": self.settings.keep_excluded,
+            },
+            "arms": arms,
+            "pooled": pooled,
+            "gates": [o.to_dict() for o in self.outcomes],
+            "transcripts": records,
+            "ignored": campaign.ignored,
+        }
+        self.config.hook.pytest_explore_suff_update_json(config=self.config, report=self.document)
+        if self.settings.json:
+            try:
+                write_atomic(self.settings.json, self.document)
+            except OSError as exc:
+                self.json_error = f"could not write {self.settings.json}: {exc.strerror or exc}"
+        failed = [o for o in self.outcomes if not o.passed]
+        if failed and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.json_error and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        self._junit_properties()
+
+    def _junit_properties(self) -> None:
+        # LogXML is registered without a public handle; find it by what it can do.
+        for plugin in self.config.pluginmanager.get_plugins():
+            add = getattr(plugin, "add_global_property", None)
+            if callable(add):
+                for o in self.outcomes:
+                    name = f"explore_suff_gate {o.gate.option} {o.arm or '*'}"
+                    add(name, "n/a" if o.passed is None else ("passed" if o.passed else "failed"))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.document is None or self.config.get_verbosity() < -1:
+            return
+        tr = terminalreporter
+        doc = self.document
+        tr.write_sep("=", "explore sufficiency")
+        arms, pooled = doc["arms"], doc["pooled"]
+        if arms:
+            for line in arm_table(arms, pooled).splitlines():
+                tr.write_line(line)
+        else:
+            tr.write_line("no classified transcripts")
+        for name, agg in arms.items():
+            if 0 < agg["answered"] < SMALL_ARM_CALLS:
+                tr.write_line(
+                    f"warning: arm {clean(name)!s} has only {agg['answered']} answered calls "
+                    f"(< {SMALL_ARM_CALLS}): too few to compare arms on",
+                    yellow=True,
+                )
+        excluded = [r for r in doc["transcripts"] if r["status"] == "skipped"]
+        if excluded:
+            tr.write_line(f"excluded from the aggregates: {len(excluded)} transcript(s)")
+            for r in excluded:
+                tr.write_line(f"  {clean(r['path'])}: {clean(r['reason'])}")
+        errors = [r for r in doc["transcripts"] if r["status"] == "error"]
+        if errors:
+            tr.write_line(f"unreadable: {len(errors)} transcript(s) (failed items)")
+        if doc["ignored"]:
+            tr.write_line(f"ignored: {len(doc['ignored'])} .jsonl file(s) that are not transcripts (listed in the JSON report)")
+        if self.config.get_verbosity() > 0:
+            for r in doc["transcripts"]:
+                lines = [call_line(i, c) for i, c in enumerate(r["calls"], 1) if c["bucket"] != "sufficient"]
+                if lines:
+                    tr.write_line(f"{clean(r['path'])} [{clean(r['arm'])}]")
+                    for line in lines:
+                        tr.write_line(f"  {line}")
+        for o in self.outcomes:
+            tr.write_line(f"explore-suff gate {o.describe()}", red=not o.passed, green=bool(o.passed))
+        if self.settings.json:
+            if self.json_error:
+                tr.write_line(f"explore-suff: {self.json_error}", red=True)
+            else:
+                tr.write_line(f"JSON report: {self.settings.json}")

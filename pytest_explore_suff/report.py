@@ -1,0 +1,105 @@
+"""Per-transcript records, per-arm aggregates, and the JSON report."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from typing import Any
+
+from .buckets import KEYS, zero_counts
+from .campaign import Transcript
+from .classify import Verdict
+from .events import Collector
+
+SCHEMA = "pytest-explore-suff/1"
+
+
+def record(
+    transcript: Transcript,
+    root: str,
+    *,
+    status: str,
+    reason: str = "",
+    verdict: Verdict | None = None,
+    collector: Collector | None = None,
+) -> dict[str, Any]:
+    """The JSON-ready record of one transcript (also what travels on its test report)."""
+    v = (verdict or Verdict()).to_dict()
+    warnings = [*transcript.notes, *(collector.warnings if collector else ())]
+    return {
+        "path": transcript.path,
+        "files": [os.path.relpath(f, root).replace(os.sep, "/") for f in transcript.files],
+        "arm": transcript.arm,
+        "group": transcript.group,
+        "run": transcript.run,
+        "kind": transcript.kind,
+        "status": status,
+        "reason": reason,
+        "flags": v["flags"],
+        "counts": v["counts"],
+        "answered": v["answered"],
+        "errored": v["errored"],
+        "concurrent": v["concurrent"],
+        "lines": collector.lines if collector else 0,
+        "corrupt_lines": collector.corrupt if collector else 0,
+        "warnings": warnings,
+        "runs": collector.runs if collector else [],
+        "calls": v["calls"],
+    }
+
+
+def shares(counts: dict[str, int], answered: int) -> dict[str, float]:
+    return {k: (counts[k] / answered if answered else 0.0) for k in KEYS}
+
+
+def _empty() -> dict[str, Any]:
+    return {"transcripts": 0, "answered": 0, "counts": zero_counts(), "errored": 0, "concurrent": 0}
+
+
+def _add(agg: dict[str, Any], rec: dict[str, Any]) -> None:
+    agg["transcripts"] += 1
+    agg["answered"] += rec["answered"]
+    agg["errored"] += rec["errored"]
+    agg["concurrent"] += rec["concurrent"]
+    for k in KEYS:
+        agg["counts"][k] += rec["counts"][k]
+
+
+def aggregate(records: Iterable[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """(per-arm aggregates sorted by arm, pooled) over the classified records.
+
+    Skipped (raced, contaminated) and failed transcripts are not counted.
+    """
+    arms: dict[str, dict[str, Any]] = {}
+    pooled = _empty()
+    for rec in records:
+        if rec["status"] != "classified":
+            continue
+        _add(arms.setdefault(rec["arm"], _empty()), rec)
+        _add(pooled, rec)
+    arms = dict(sorted(arms.items()))
+    for agg in (*arms.values(), pooled):
+        agg["shares"] = shares(agg["counts"], agg["answered"])
+    return arms, pooled
+
+
+def write_atomic(path: str, document: dict[str, Any]) -> None:
+    """Write JSON so that readers see the old complete file or the new one, never half."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".explore-suff-", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(document, fh, indent=2, ensure_ascii=False)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

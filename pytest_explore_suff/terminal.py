@@ -1,0 +1,53 @@
+"""What the terminal summary prints: the per-arm table and the per-call lines."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tabulate import tabulate
+
+from .buckets import BUCKETS
+
+#: Below this many answered calls an arm's shares are too coarse to compare:
+#: at n=30 a 95% interval on a share near 0.5 is still about +/-0.18 wide, and
+#: calls inside one run are correlated, so the real interval is wider.
+SMALL_ARM_CALLS = 30
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def clean(text: object) -> str:
+    """Escape control characters (ANSI escapes included) so a transcript can't drive the terminal."""
+    s = str(text)
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), s)
+
+
+def _cell(count: int, answered: int) -> str:
+    return f"{count} ({count / answered:.0%})" if answered else str(count)
+
+
+def arm_table(arms: dict[str, dict[str, Any]], pooled: dict[str, Any]) -> str:
+    """Buckets down (worst to best, as the harness prints them), arms across."""
+    columns = [*arms.items(), ("(pooled)", pooled)] if len(arms) > 1 else list(arms.items())
+    headers = ["", *(clean(name) for name, _ in columns), ""]
+    rows: list[list[object]] = [
+        ["transcripts", *(agg["transcripts"] for _, agg in columns), ""],
+        ["answered calls", *(agg["answered"] for _, agg in columns), ""],
+    ]
+    for b in BUCKETS:
+        rows.append([b.label, *(_cell(agg["counts"][b.key], agg["answered"]) for _, agg in columns), b.meaning])
+    rows.append(["errored (not bucketed)", *(agg["errored"] for _, agg in columns), ""])
+    rows.append(["concurrent (same message)", *(agg["concurrent"] for _, agg in columns), ""])
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+
+
+def call_line(index: int, call: dict[str, Any]) -> str:
+    """The harness's per-call line: ``1. "query" [3 files] → Read x.js``."""
+    query = call["query"]
+    if len(query) > 46:
+        query = query[:45] + "…"
+    where = " [subagent]" if call["thread"] != "main" else ""
+    files = call["files"]
+    plural = "" if files == 1 else "s"
+    return clean(f'{index}.{where} "{query}" [{files} file{plural}] → {call["next"]}')
