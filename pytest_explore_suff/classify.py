@@ -206,8 +206,10 @@ def classify(collector: Collector) -> Verdict:
                 verdict.errored += 1
                 continue
             text = result.text
-            returned = tuple(norm_path(m) for m in marker.findall(text))
-            saved = SAVED_TO.search(text) if PERSISTED in text else None
+            # Distinct paths: a file shipped in two sections is one returned file.
+            returned = tuple(dict.fromkeys(norm_path(m) for m in marker.findall(text)))
+            truncated = text.lstrip().startswith(PERSISTED)
+            saved = SAVED_TO.search(text) if truncated else None
             response = _Response(
                 returned,
                 frozenset(norm_path(m) for m in PATH_TOKEN.findall(text)),
@@ -218,8 +220,7 @@ def classify(collector: Collector) -> Verdict:
             verdict.concurrent += concurrent
             verdict.counts[bucket] += 1
             verdict.calls.append(
-                Call(action.id, thread, action.arg, len(returned), bucket, label, named,
-                     PERSISTED in text)
+                Call(action.id, thread, action.arg, len(returned), bucket, label, named, truncated)
             )  # fmt: skip
             earlier.extend(returned)
     verdict.answered = len(verdict.calls)

@@ -7,6 +7,7 @@ pytest.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,7 +78,12 @@ def _arg(name: str, data: Any, spec: ToolSpec) -> str:
         return ""
     if value is None:
         return ""
-    return value if isinstance(value, str) else str(value)
+    if isinstance(value, str):
+        return value
+    try:  # a query that is not a string is shown as the JSON it was
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return str(value)
 
 
 @dataclass
@@ -189,6 +195,23 @@ class Collector:
             self.threads[new].extend(self.threads.pop(old))
         else:  # keep the thread's place: calls are listed in thread order
             self.threads = {(new if k == old else k): v for k, v in self.threads.items()}
+
+    def order_by_spawn(self) -> None:
+        """Main first, then each subagent thread where its Task/Agent call stands.
+
+        Subagent files are read after the session file, in file-name order;
+        calls are listed thread by thread, so put the threads in spawn order.
+        """
+        position: dict[str, int] = {}
+        for actions in self.threads.values():
+            for action in actions:
+                position.setdefault(action.id, len(position))
+        unlinked = len(position)
+
+        def key(thread: str) -> tuple[int, int]:
+            return (0, 0) if thread == "main" else (1, position.get(thread, unlinked))
+
+        self.threads = {k: self.threads[k] for k in sorted(self.threads, key=key)}
 
     def drop_thread(self, key: str) -> None:
         for action in self.threads.pop(key, ()):

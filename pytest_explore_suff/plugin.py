@@ -176,7 +176,8 @@ class CampaignDir(pytest.Directory):
         campaign = discover(str(self.path), settings.pattern)
         self.config.stash[campaign_key] = campaign
         for transcript in campaign.transcripts:  # sorted by path: same order on every worker
-            yield TranscriptItem.from_parent(self, name=transcript.path, transcript=transcript)
+            # Escaped: pytest prints node ids raw, and a file name can carry ANSI codes.
+            yield TranscriptItem.from_parent(self, name=clean(transcript.path), transcript=transcript)
 
 
 class TranscriptItem(pytest.Item):
@@ -216,16 +217,17 @@ class TranscriptItem(pytest.Item):
                              verdict=verdict, collector=collector)  # fmt: skip
         self.user_properties += [("answered", verdict.answered), ("sufficient", verdict.counts["sufficient"])]
         if excluded:
-            pytest.skip(f"excluded: {reason}")
+            # Reported at the transcript, not at this line of the plugin.
+            raise pytest.skip.Exception(f"excluded: {reason}", _use_item_location=True)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, TranscriptError):
             return f"{clean(self.transcript.path)}: {clean(excinfo.value)}"
         return str(super().repr_failure(excinfo, style))
 
-    def reportinfo(self) -> tuple[str, int | None, str]:
+    def reportinfo(self) -> tuple[str, int, str]:
         t = self.transcript
-        return t.files[0], None, f"transcript {clean(t.path)} [{clean(t.arm)}]"
+        return t.files[0], 0, f"transcript {clean(t.path)} [{clean(t.arm)}]"
 
 
 @pytest.hookimpl(wrapper=True)

@@ -90,3 +90,37 @@ class Run:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("\n".join(self.lines()) + "\n", encoding="utf-8")
         return path
+
+
+def sufficient_run(query: str = "q") -> Run:
+    """explore, then an Edit: one sufficient call."""
+    run = Run()
+    run.step(run.explore(query), response(["lib/a.js"]))
+    run.step(run.use("Edit", file_path="lib/a.js"))
+    run.finish()
+    return run
+
+
+def allocation_run(query: str = "q") -> Run:
+    """explore, then a Read of the file it returned: one read_returned call."""
+    run = Run()
+    run.step(run.explore(query), response(["lib/a.js"]))
+    run.step(run.use("Read", file_path="/t/lib/a.js"))
+    run.finish()
+    return run
+
+
+def no_explore_run() -> Run:
+    run = Run()
+    run.step(run.use("Grep", pattern="send"))
+    run.finish()
+    return run
+
+
+def ab_campaign(root: Path, *, with_runs: Iterable[Run], without_runs: Iterable[Run], repo: str = "express") -> Path:
+    """The ab-readme layout: <repo>/run<N>/run-headless-{with,without}.jsonl."""
+    for n, run in enumerate(with_runs, 1):
+        run.write(root / repo / f"run{n}" / "run-headless-with.jsonl")
+    for n, run in enumerate(without_runs, 1):
+        run.write(root / repo / f"run{n}" / "run-headless-without.jsonl")
+    return root

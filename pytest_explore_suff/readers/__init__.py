@@ -28,6 +28,6 @@ def load(kind: str, files: Sequence[str], spec: ToolSpec) -> Collector:
         read(files, collector, decode_all=True)
     if not collector.recognized:
         if collector.lines == 0:
-            raise NotATranscript("empty file: no events")
+            raise NotATranscript("not a transcript: the file is empty")
         raise NotATranscript(f"not a transcript: none of its {collector.lines} line(s) is an agent event")
     return collector

@@ -126,6 +126,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         in_files.append(sub)
 
     _link(collector, in_files, list(inline.values()))
+    collector.order_by_spawn()
 
 
 def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagent]) -> None:

@@ -1,0 +1,576 @@
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from pytest_explore_suff.shell import Intent, bash_intent, invokes
+
+NONE = Intent(None, None)
+SEARCH = Intent("search", None)
+
+
+def read(path: str) -> Intent:
+    return Intent("read", path)
+
+
+# --- The contract's own examples -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("cat lib/x.js | grep y", read("lib/x.js")),
+        ("cd /r && cat lib/a.js", read("lib/a.js")),
+        ("cat lib/x.js 2>/dev/null", read("lib/x.js")),
+        ("cat > notes.md <<'EOF'\nhello\nEOF", NONE),
+        ("cat > /tmp/note.md <<'EOF'\n# Note\ncat lib/a.js\nEOF", NONE),
+        ("nl -ba a.js | sed -n '100,140p'", read("a.js")),
+        ("sed -i 's/a/b/' a.js", NONE),
+        ("ls -la lib", SEARCH),
+        ("npm test | tail -20; cat a.js", read("a.js")),
+        ("sed -n '100,200p' lib/response.js", read("lib/response.js")),
+        ("grep -rn send lib/", SEARCH),
+        ("grep -rn x lib > hits.txt", SEARCH),
+        ("awk 'NR>=10 && NR<=60' lib/x.js", read("lib/x.js")),
+        ("git grep foo", SEARCH),
+        ("cat x.js > out.txt", NONE),
+        ("npm test", NONE),
+    ],
+)
+def test_the_contract_examples_hold(command: str, expected: Intent) -> None:
+    assert bash_intent(command) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("codegraph explore q", True),
+        ("/usr/local/bin/codegraph status", True),
+        ("cd /r && codegraph query x", True),
+        ("sudo FOO=1 codegraph x", True),
+        ("grep codegraph src/", False),
+        ("ls .codegraph", False),
+        ("which codegraph", False),
+        ('echo "codegraph x"', False),
+    ],
+)
+def test_the_contract_invocation_examples_hold(command: str, expected: bool) -> None:
+    assert invokes(command) is expected
+
+
+def test_an_intent_is_a_plain_named_tuple() -> None:
+    intent = bash_intent("cat lib/a.js")
+    assert intent == ("read", "lib/a.js")
+    assert (intent.kind, intent.path) == ("read", "lib/a.js")
+
+
+# --- Quoting ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "path"),
+    [
+        ("cat 'my file.js'", "my file.js"),
+        ('cat "my file.js"', "my file.js"),
+        ("cat my\\ file.js", "my file.js"),
+        ("cat lib/'my file'.js", "lib/my file.js"),
+        ('cat "a \\"b\\".js"', 'a "b".js'),
+        ('cat "a\\\\b.js"', "a\\b.js"),
+        ("cat 'a\\b.js'", "a\\b.js"),
+        ("cat $'a\\'b.js'", "a'b.js"),
+    ],
+)
+def test_quotes_and_backslashes_group_a_word_and_are_removed(command: str, path: str) -> None:
+    assert bash_intent(command) == read(path)
+
+
+def test_a_backslash_in_double_quotes_before_an_ordinary_character_is_kept() -> None:
+    assert bash_intent('cat "lib\\x.js"') == read("lib\\x.js")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "grep 'x; cat a.js' lib",
+        'grep "x && cat a.js" lib',
+        "grep 'x | cat a.js' lib",
+        "grep x\\;cat lib",
+    ],
+)
+def test_nothing_inside_quotes_is_an_operator(command: str) -> None:
+    assert bash_intent(command) == SEARCH
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["echo 'cat a.js > out'", 'echo "x <<EOF"', "echo 'x 2>&1 > y' && cat a.js"],
+)
+def test_redirects_and_heredocs_inside_quotes_are_text(command: str) -> None:
+    assert bash_intent(command) == (read("a.js") if "&&" in command else NONE)
+
+
+def test_a_backslash_newline_continues_the_line() -> None:
+    assert bash_intent("cat \\\n  lib/a.js") == read("lib/a.js")
+
+
+# --- Simple commands -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo x; cat a.js",
+        "echo x & cat a.js",
+        "echo x && cat a.js",
+        "echo x | cat a.js",
+        "echo x || cat a.js",
+        "echo x\ncat a.js",
+        "echo x |& cat a.js",
+        "(cat a.js)",
+        "echo $(cat a.js)",
+        "echo `cat a.js`",
+        "diff <(cat a.js) b",
+    ],
+)
+def test_unquoted_operators_separate_simple_commands(command: str) -> None:
+    assert bash_intent(command) == read("a.js")
+
+
+def test_nested_substitutions_are_flat_simple_commands() -> None:
+    assert bash_intent("echo $(dirname $(cat lib/a.js))") == read("lib/a.js")
+    assert invokes("echo $(basename $(codegraph query x))")
+
+
+def test_quoted_substitutions_and_backticks_are_text() -> None:
+    # The contract: nothing inside quotes is an operator, `$(` included.
+    assert not invokes('OUT="$(codegraph explore q)"; echo "$OUT"')
+    assert not invokes('echo "hits: `codegraph query x`"')
+    assert bash_intent('echo "head: $(head -5 lib/a.js)"') == NONE
+    assert bash_intent("echo '$(cat lib/a.js)'") == NONE
+
+
+def test_a_quoted_substitution_stays_inside_its_word() -> None:
+    path = "$(git rev-parse --show-toplevel)/lib/a.js"
+    assert bash_intent(f'cat "{path}"') == read(path)
+
+
+def test_the_command_before_a_substitution_ends_at_it() -> None:
+    # `)` separates too: `lib/a.js` is a command of its own, not cat's argument.
+    assert bash_intent("cat $(echo x) lib/a.js") == NONE
+    assert bash_intent("cat `echo x` lib/a.js") == NONE
+    assert bash_intent("cat $(echo x) lib/a.js; head lib/b.js") == read("lib/b.js")
+    assert bash_intent("cat lib/$(echo a).js") == read("lib/")
+
+
+def test_the_commands_come_in_the_order_they_appear() -> None:
+    assert bash_intent("head -5 lib/a.js $(cat lib/b.js)") == read("lib/a.js")
+    assert bash_intent("echo $(cat lib/b.js) && head lib/a.js") == read("lib/b.js")
+
+
+def test_arithmetic_expansion_is_a_word_not_a_heredoc() -> None:
+    assert bash_intent("echo $((1 << 4)); cat a.js") == read("a.js")
+    assert bash_intent('echo "$((2 > 1))"; cat a.js') == read("a.js")
+
+
+def test_a_parameter_expansion_is_one_word() -> None:
+    assert bash_intent("cat ${DIR:-a;b}/x.js") == read("${DIR:-a;b}/x.js")
+
+
+def test_a_comment_is_not_part_of_the_command() -> None:
+    assert bash_intent("cat a.js # then b.js") == read("a.js")
+    assert bash_intent("# cat a.js\nls") == SEARCH
+    assert bash_intent("cat lib/a#b.js") == read("lib/a#b.js")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sudo cat a.js",
+        "FOO=1 cat a.js",
+        "FOO=1 BAR='x y' cat a.js",
+        "sudo LANG=C cat a.js",
+        "FOO=1 sudo cat a.js",
+    ],
+)
+def test_leading_sudo_and_assignments_are_not_the_command(command: str) -> None:
+    assert bash_intent(command) == read("a.js")
+
+
+def test_only_name_equals_value_is_an_assignment() -> None:
+    assert bash_intent("PATH+=:/x cat a.js") == NONE
+    assert bash_intent("1X=2 cat a.js") == NONE
+
+
+def test_an_assignment_alone_is_no_command() -> None:
+    assert bash_intent("X=lib/a.js") == NONE
+    assert not invokes("CODEGRAPH=codegraph")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "if [ -f x ]; then cat lib/a.js; fi",
+        "for f in 1 2; do head lib/a.js; done",
+        "time cat a.js",
+        "{ cat a.js; }",
+        "! cat a.js",
+        "while true; do ls; done",
+    ],
+)
+def test_a_shell_keyword_is_the_command_word(command: str) -> None:
+    # Only sudo and NAME=value are dropped: `then cat lib/a.js` runs `then`.
+    assert bash_intent(command) == NONE
+    assert not invokes(command.replace("cat", "codegraph"))
+
+
+def test_a_keyword_in_its_own_simple_command_leaves_the_next_one_alone() -> None:
+    assert bash_intent("if true\nthen\ncat lib/a.js\nfi") == read("lib/a.js")
+    assert bash_intent("(cat a.js)") == read("a.js")
+
+
+@pytest.mark.parametrize(
+    "command", ["/bin/cat lib/a.js", "/usr/bin/grep -rn x lib", "./ls", "/usr/bin/git grep x"]
+)
+def test_a_command_named_by_its_path_matches_no_set(command: str) -> None:
+    assert bash_intent(command) == NONE
+
+
+# --- Heredocs and redirects ------------------------------------------------
+
+
+@pytest.mark.parametrize("op", ["<<", "<<-", "<< ", "<<'EOF'"])
+def test_a_heredoc_makes_the_command_a_write(op: str) -> None:
+    assert bash_intent(f"cat lib/a.js {op}EOF\nx\nEOF") == NONE
+
+
+def test_a_heredoc_body_is_not_parsed() -> None:
+    body = "python - <<'EOF'\nimport os\nos.system('cat lib/a.js')\nEOF"
+    assert bash_intent(body) == NONE
+    assert not invokes("cat <<EOF\ncodegraph explore q\nEOF")
+    assert not invokes("cat <<EOF\n$(codegraph explore q)\nEOF")
+
+
+def test_a_heredoc_does_not_prevent_a_search() -> None:
+    assert bash_intent("grep -f - lib <<EOF\nx\nEOF") == SEARCH
+
+
+@pytest.mark.parametrize("command", ['cat <<< "lib/a.js"', "cat <<<lib/a.js"])
+def test_a_here_string_target_is_an_argument(command: str) -> None:
+    assert bash_intent(command) == read("lib/a.js")
+
+
+@pytest.mark.parametrize("command", ["cat < lib/a.js", "cat <lib/a.js", "cat 0<lib/a.js"])
+def test_an_input_redirect_target_is_an_argument(command: str) -> None:
+    assert bash_intent(command) == read("lib/a.js")
+
+
+@pytest.mark.parametrize("op", [">", ">>", "1>", "1>>", "&>", "&>>", ">|", ">&"])
+@pytest.mark.parametrize("space", ["", " "])
+def test_a_stdout_redirect_to_a_file_is_a_write(op: str, space: str) -> None:
+    assert bash_intent(f"cat lib/a.js {op}{space}out.txt") == NONE
+
+
+@pytest.mark.parametrize(
+    "redirect",
+    [
+        "2>err.log",
+        "2> err.log",
+        "2>>err.log",
+        "2>&1",
+        ">&2",
+        "1>&2",
+        ">&-",
+        ">/dev/null",
+        "> /dev/null",
+        "1>/dev/null",
+        ">>/dev/null",
+        "&>/dev/null",
+        ">/dev/null 2>&1",
+        "3>x.log",
+    ],
+)
+def test_other_redirects_are_not_writes(redirect: str) -> None:
+    assert bash_intent(f"cat lib/a.js {redirect}") == read("lib/a.js")
+
+
+def test_a_redirect_target_is_not_an_argument() -> None:
+    assert bash_intent("cat lib/a.js 2>err.log") == read("lib/a.js")
+    assert bash_intent("cat lib/a.js 2> err.log") == read("lib/a.js")
+    assert bash_intent("cat lib/a.js 2>&1 | head -5") == read("lib/a.js")
+
+
+@pytest.mark.parametrize("command", ['cat lib/a.js "2">out', "cat lib/a.js \\2>out", "cat lib/a.js x2>out"])
+def test_an_fd_prefix_counts_only_as_unquoted_leading_digits(command: str) -> None:
+    assert bash_intent(command) == NONE
+
+
+def test_a_redirect_into_a_substituted_name_is_a_write() -> None:
+    assert bash_intent('cat lib/a.js > "$(mktemp)"') == NONE
+
+
+def test_a_redirect_cut_off_by_a_separator_has_no_target() -> None:
+    # Unquoted `$(` ends the simple command, so `>` is left without a target.
+    assert bash_intent("cat lib/a.js > $(mktemp)") == read("lib/a.js")
+    assert bash_intent("tee >(cat lib/a.js)") == read("lib/a.js")
+
+
+def test_a_write_anywhere_makes_the_whole_command_a_write() -> None:
+    assert bash_intent("cat lib/a.js; echo done > log.txt") == NONE
+    assert bash_intent("(cat lib/a.js) > out.txt") == NONE
+
+
+# --- Intent ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git grep foo -- lib/a.js",
+        "git -C /repo grep foo",
+        "git -c core.quotepath=off grep foo",
+        "git --no-pager grep -n foo",
+        "cat lib/a.js; git grep foo",
+        "git grep foo > hits.txt",
+    ],
+)
+def test_git_grep_is_a_search_before_anything_else(command: str) -> None:
+    assert bash_intent(command) == SEARCH
+
+
+@pytest.mark.parametrize("command", ["git log --grep foo", "git commit -m grep", "git -C grep log"])
+def test_other_git_commands_are_not_git_grep(command: str) -> None:
+    assert bash_intent(command) == NONE
+
+
+@pytest.mark.parametrize("program", ["cat", "bat", "head", "tail", "less", "more", "nl", "sed", "awk"])
+def test_every_reader_reads_the_path_it_names(program: str) -> None:
+    assert bash_intent(f"{program} 1p lib/a.js") == read("lib/a.js")
+    assert bash_intent(f"{program} lib/a.js") == read("lib/a.js")
+
+
+@pytest.mark.parametrize(
+    ("command", "path"),
+    [
+        ("head -n 20 lib/a.js", "lib/a.js"),
+        ("tail -20 lib/a.js", "lib/a.js"),
+        ("tail -n +20 lib/a.js", "lib/a.js"),
+        ("sed -n 100,200p lib/a.js", "lib/a.js"),
+        ("cat lib/a.js lib/b.js", "lib/b.js"),
+        ("cat lib/a.js README", "lib/a.js"),
+        ("head --lines=5 lib/a.js", "lib/a.js"),
+        ("cat -- lib/a.js", "lib/a.js"),
+    ],
+)
+def test_the_read_path_is_the_last_path_like_argument(command: str, path: str) -> None:
+    assert bash_intent(command) == read(path)
+
+
+@pytest.mark.parametrize(
+    "command", ["cat README", "cat Makefile LICENSE", "head -5", "cat 2024.log", "tail -f"]
+)
+def test_a_reader_without_a_path_like_argument_names_no_path(command: str) -> None:
+    assert bash_intent(command) == NONE
+
+
+def test_the_first_command_that_names_a_path_decides() -> None:
+    assert bash_intent("cat lib/a.js; cat lib/b.js") == read("lib/a.js")
+    assert bash_intent("tail -20; head lib/b.js") == read("lib/b.js")
+    assert bash_intent("echo x | sed -n 1p; cat lib/b.js") == read("lib/b.js")
+
+
+@pytest.mark.parametrize(
+    "flag",
+    ["-i", "-i.bak", "-ni", "-Ei", "-i''", "-i ''", "--in-place", "--in-place=.bak", "-n -i"],
+)
+def test_sed_in_place_is_an_edit_that_names_no_path(flag: str) -> None:
+    assert bash_intent(f"sed {flag} 's/a/b/' lib/a.js") == NONE
+
+
+def test_sed_in_place_lets_a_later_command_name_the_path() -> None:
+    assert bash_intent("sed -i s/a/b/ lib/a.js && cat lib/b.js") == read("lib/b.js")
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["sed -es/i/x/ lib/a.js", "sed -fi.sed lib/a.js", "sed -li lib/a.js", "sed -n s/a/b/ -i lib/a.js"],
+)
+def test_any_short_sed_cluster_with_an_i_is_in_place(command: str) -> None:
+    assert bash_intent(command) == NONE
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sed -n -e s/i/x/p lib/a.js",
+        "sed --silent lib/a.js",
+        "sed --in-placed lib/a.js",
+        "sed s/-i/x/ lib/a.js",
+    ],
+)
+def test_other_sed_words_are_not_in_place(command: str) -> None:
+    assert bash_intent(command) == read("lib/a.js")
+
+
+@pytest.mark.parametrize(
+    ("command", "path"),
+    [
+        ("git log | sed 's/a/b/'", "s/a/b/"),
+        ("grep x lib | sed 's/^/x/'", "s/^/x/"),
+        ("grep -n x lib | sed 's/^/> /'", "s/^/> /"),
+        ("ps aux | awk '{print $2/1024}'", "{print $2/1024}"),
+        ("sed 's/a/b/' README", "s/a/b/"),
+        ("sed -f edit.sed", "edit.sed"),
+    ],
+)
+def test_a_sed_or_awk_script_can_be_the_path(command: str, path: str) -> None:
+    # The contract's argument rule knows no scripts; a read beats a search.
+    assert bash_intent(command) == read(path)
+
+
+def test_a_script_without_a_slash_or_dot_is_no_path() -> None:
+    assert bash_intent("echo x | awk -F. '{print $1}'") == NONE
+    assert bash_intent("git log | sed 's,a,b,'") == NONE
+
+
+@pytest.mark.parametrize(
+    ("command", "path"),
+    [
+        ("sed -e 's/a/b/' f.js", "f.js"),
+        ("sed -e 's/a/b/' lib/a.js", "lib/a.js"),
+        ("sed -f edit.sed lib/a.js", "lib/a.js"),
+        ("sed --expression=1p lib/a.js", "lib/a.js"),
+        ("awk -f prog.awk lib/a.js", "lib/a.js"),
+        ("awk -v n=1.5 '{print}' lib/a.js", "lib/a.js"),
+        ("awk '{print}' lib/a.js x=1.5", "x=1.5"),
+        ("awk -F. '{print $1}' lib/a.js", "lib/a.js"),
+    ],
+)
+def test_sed_and_awk_arguments_follow_the_plain_rule(command: str, path: str) -> None:
+    assert bash_intent(command) == read(path)
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("awk -i inplace '{print}' lib/a.js", read("lib/a.js")),
+        ("awk --include=inplace '{print}' lib/a.js", read("lib/a.js")),
+        ("gawk -i inplace '{print}' lib/a.js", NONE),
+    ],
+)
+def test_awk_is_always_a_plain_reader(command: str, expected: Intent) -> None:
+    assert bash_intent(command) == expected
+
+
+def test_a_write_prevents_a_read() -> None:
+    assert bash_intent("cat lib/a.js > lib/b.js") == NONE
+    assert bash_intent("head -5 lib/a.js >> notes.md") == NONE
+
+
+@pytest.mark.parametrize("program", ["grep", "egrep", "fgrep", "rg", "ag", "ack", "find", "fd", "ls", "tree"])
+def test_every_search_program_is_a_search(program: str) -> None:
+    assert bash_intent(f"{program} x") == SEARCH
+
+
+def test_a_write_does_not_prevent_a_search() -> None:
+    assert bash_intent("ls -R lib > files.txt") == SEARCH
+    assert bash_intent("find . -name '*.js' -exec cat {} \\; > all.txt") == SEARCH
+
+
+def test_a_read_wins_over_a_search() -> None:
+    assert bash_intent("grep -n x lib/a.js; sed -n 1,9p lib/a.js") == read("lib/a.js")
+    assert bash_intent("rg -l x | xargs cat; cat lib/b.js") == read("lib/b.js")
+
+
+@pytest.mark.parametrize("command", ["", "   ", "npm test", "echo lib/a.js", "python x.py", "cd lib && make"])
+def test_anything_else_has_no_intent(command: str) -> None:
+    assert bash_intent(command) == NONE
+
+
+# --- Robustness ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("cat 'lib/a.js", read("lib/a.js")),
+        ('cat "lib/a.js', read("lib/a.js")),
+        ("cat $'lib/a.js", read("lib/a.js")),
+        ("cat lib/a.js $(echo", read("lib/a.js")),
+        ("echo `cat lib/a.js", read("lib/a.js")),
+        ("cat ${x", NONE),
+        ("cat lib/a.js \\", read("lib/a.js")),
+        ('cat "lib/a.js\\', read("lib/a.js\\")),
+        ("cat lib/a.js >", read("lib/a.js")),
+        ("cat lib/a.js) )", read("lib/a.js")),
+    ],
+)
+def test_an_unterminated_construct_ends_with_the_input(command: str, expected: Intent) -> None:
+    assert bash_intent(command) == expected
+
+
+@pytest.mark.parametrize("value", [None, 1, b"cat a.js", ["cat", "a.js"]])
+def test_a_non_string_has_no_intent_and_invokes_nothing(value: object) -> None:
+    assert bash_intent(value) == NONE  # type: ignore[arg-type]
+    assert invokes(value) is False  # type: ignore[arg-type]
+
+
+def test_no_input_string_makes_it_raise() -> None:
+    pieces = [
+        *" \t\n;&|()<>'\"\\$`#{}=-./01aic",
+        "<<", "<<<", "$(", "$((", "${", "$'", "2>", "&>", ">&", "cat", "sed",
+        "git", "grep", "sudo", "codegraph", "-i", "--",
+    ]  # fmt: skip
+    rng = random.Random(20240601)
+    for _ in range(5000):
+        command = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        intent = bash_intent(command)
+        assert intent.kind in (None, "read", "search")
+        assert (intent.path is not None) == (intent.kind == "read")
+        assert isinstance(invokes(command), bool)
+
+
+# --- invokes ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "./codegraph explore q",
+        "FOO=1 codegraph",
+        "npm test; codegraph status",
+        "echo $(codegraph query x)",
+        "(codegraph init)",
+        "sudo /opt/bin/codegraph index",
+        "'codegraph' explore q",
+        "echo `codegraph query x`",
+        "x=$(codegraph query x)",
+        "cd /r && ~/bin/codegraph q",
+    ],
+)
+def test_a_command_word_of_codegraph_is_an_invocation(command: str) -> None:
+    assert invokes(command)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo 'codegraph x'",
+        "cat codegraph.md",
+        "codegraph-server start",
+        "ls /usr/bin/codegraph",
+        "cat lib/a.js # codegraph explore",
+        "mycodegraph x",
+        'X="$(codegraph q)"',
+        "then codegraph q",
+        "",
+    ],
+)
+def test_a_mention_of_codegraph_is_not_an_invocation(command: str) -> None:
+    assert not invokes(command)
+
+
+def test_invokes_looks_for_the_program_it_is_given() -> None:
+    assert invokes("cd x && /usr/bin/rg foo", "rg")
+    assert not invokes("codegraph explore q", "rg")
+    assert not invokes("codegraph explore q", "")
