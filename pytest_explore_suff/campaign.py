@@ -100,7 +100,9 @@ def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
                 if entry.is_symlink():
                     target = os.path.realpath(entry.path)
                     if os.path.commonpath([real_root, target]) != real_root:
-                        ignored.append({"path": rel, "reason": "symlink out of the campaign directory, not followed"})
+                        ignored.append(
+                            {"path": rel, "reason": "symlink out of the campaign directory, not followed"}
+                        )
                         continue
                     if os.path.isdir(target):
                         ignored.append({"path": rel, "reason": "symlink to a directory, not followed"})
@@ -188,7 +190,9 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         name = rel.rsplit("/", 1)[-1]
         if kind is None:
             if not RUN_NAME.match(name) and not name.startswith("agent-"):
-                ignored.append({"path": rel, "reason": "not a transcript (no agent events in its first lines)"})
+                ignored.append(
+                    {"path": rel, "reason": "not a transcript (no agent events in its first lines)"}
+                )
                 for extra in [r for _, r in turns.get(rel, [])] + subagents.get(rel, []):
                     ignored.append({"path": extra, "reason": "belongs to a file that is not a transcript"})
                 continue

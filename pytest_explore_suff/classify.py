@@ -196,7 +196,9 @@ def classify(collector: Collector) -> Verdict:
     spec = collector.spec
     marker = _marker(spec.marker)
     verdict = Verdict(raced=collector.raced, contaminated=collector.contaminated)
-    for thread, actions in collector.threads.items():
+    # Main first, then subagent threads in order of first appearance.
+    threads = sorted(collector.threads.items(), key=lambda item: item[0] != "main")
+    for thread, actions in threads:
         earlier: list[str] = []
         for i, action in enumerate(actions):
             if spec.explore not in action.name:

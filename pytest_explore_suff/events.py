@@ -55,9 +55,7 @@ def result_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(
-            b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)
-        )
+        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
     return ""
 
 
@@ -81,7 +79,7 @@ def _arg(name: str, data: Any, spec: ToolSpec) -> str:
     if isinstance(value, str):
         return value
     try:  # a query that is not a string is shown as the JSON it was
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         return str(value)
 
@@ -177,9 +175,7 @@ class Collector:
 
     def run_summary(self, event: dict[str, Any]) -> None:
         """Keep the figures of a ``result`` event (turns, duration, cost)."""
-        self.runs.append(
-            {k: event.get(k) for k in ("subtype", "num_turns", "duration_ms", "total_cost_usd")}
-        )
+        self.runs.append({k: event.get(k) for k in ("subtype", "num_turns", "duration_ms", "total_cost_usd")})
 
     def missing_results(self) -> bool:
         return any(i not in self.results for i in self.wanted)
@@ -220,6 +216,4 @@ class Collector:
 
     @property
     def contaminated(self) -> bool:
-        return any(
-            (r := self.results.get(i)) is not None and not r.is_error for i in self.cli_ids
-        )
+        return any((r := self.results.get(i)) is not None and not r.is_error for i in self.cli_ids)

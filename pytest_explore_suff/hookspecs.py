@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 
-
 @pytest.hookspec
 def pytest_explore_suff_update_json(config: pytest.Config, report: dict[str, Any]) -> None:
     """Change the JSON report in place before it is written (add fields, drop calls, ...).

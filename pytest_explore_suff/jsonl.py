@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, BinaryIO, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, BinaryIO
 
 try:  # orjson decodes transcript lines several times faster than the stdlib.
     import orjson

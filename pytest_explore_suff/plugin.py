@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from . import hookspecs, judge
-from .campaign import Campaign, Transcript, discover
+from .campaign import Transcript, discover
 from .events import ToolSpec
 from .gates import GATES, Gate, Outcome, evaluate, parse_threshold
 from .readers import TranscriptError
@@ -83,49 +83,70 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("explore-suff", "explore sufficiency of coding-agent campaigns")
     group.addoption(
-        "--explore-suff", dest="explore_suff", metavar="DIR",
+        "--explore-suff",
+        dest="explore_suff",
+        metavar="DIR",
         help="classify every transcript under the campaign directory DIR (collects only the campaign)",
     )
     parser.addini("explore_suff", "campaign directory to classify (as --explore-suff)")
     group.addoption(
-        "--explore-suff-json", dest="explore_suff_json", metavar="PATH",
+        "--explore-suff-json",
+        dest="explore_suff_json",
+        metavar="PATH",
         help=f"where to write the JSON report (default: {DEFAULT_JSON}; 'none' to skip)",
     )
     parser.addini("explore_suff_json", "path of the JSON report")
     group.addoption(
-        "--explore-suff-pattern", dest="explore_suff_pattern", metavar="REGEX",
+        "--explore-suff-pattern",
+        dest="explore_suff_pattern",
+        metavar="REGEX",
         help="regex with named groups arm, group, run, searched in each transcript's relative path",
     )
     parser.addini("explore_suff_pattern", "regex naming arm/group/run in relative paths")
     group.addoption(
-        "--explore-suff-tool", dest="explore_suff_tool", metavar="SUBSTR",
+        "--explore-suff-tool",
+        dest="explore_suff_tool",
+        metavar="SUBSTR",
         help=f"judge tool calls whose name contains SUBSTR (default: {ToolSpec.explore})",
     )
     parser.addini("explore_suff_tool", "name substring of the judged tool")
     group.addoption(
-        "--explore-suff-family", dest="explore_suff_family", metavar="SUBSTR",
+        "--explore-suff-family",
+        dest="explore_suff_family",
+        metavar="SUBSTR",
         help=f"a call of any tool containing SUBSTR is 'explore again'; also its CLI name (default: {ToolSpec.family})",
     )
     parser.addini("explore_suff_family", "name substring of the tool's family")
     group.addoption(
-        "--explore-suff-marker", dest="explore_suff_marker", metavar="REGEX",
+        "--explore-suff-marker",
+        dest="explore_suff_marker",
+        metavar="REGEX",
         help="regex whose first group is a returned file's path (default: the **`path`** line marker)",
     )
     parser.addini("explore_suff_marker", "returned-file marker regex")
     group.addoption(
-        "--explore-suff-keep-excluded", dest="explore_suff_keep_excluded", action="store_true", default=None,
+        "--explore-suff-keep-excluded",
+        dest="explore_suff_keep_excluded",
+        action="store_true",
+        default=None,
         help="keep raced and contaminated runs in the aggregates instead of skipping them",
     )
     parser.addini("explore_suff_keep_excluded", "keep raced/contaminated runs", type="bool", default=False)
     group.addoption(
-        "--explore-suff-strict", dest="explore_suff_strict", action="store_true", default=None,
+        "--explore-suff-strict",
+        dest="explore_suff_strict",
+        action="store_true",
+        default=None,
         help="fail a transcript that has corrupt lines (default: a warning)",
     )
     parser.addini("explore_suff_strict", "fail transcripts with corrupt lines", type="bool", default=False)
     for stem, (metric, op) in GATES.items():
         bound = "at least" if op == "min" else "at most"
         group.addoption(
-            f"--{stem.replace('_', '-')}", dest=stem, action="append", type=parse_threshold,
+            f"--{stem.replace('_', '-')}",
+            dest=stem,
+            action="append",
+            type=parse_threshold,
             metavar="[ARM:]FRAC",
             help=f"fail unless the {metric} share is {bound} FRAC, in ARM or in every arm with answered calls "
             "(repeatable)",
@@ -332,7 +353,9 @@ class Reporter:
         if errors:
             tr.write_line(f"unreadable: {len(errors)} transcript(s) (failed items)")
         if doc["ignored"]:
-            tr.write_line(f"ignored: {len(doc['ignored'])} .jsonl file(s) that are not transcripts (listed in the JSON report)")
+            tr.write_line(
+                f"ignored: {len(doc['ignored'])} .jsonl file(s) that are not transcripts (listed in the JSON report)"
+            )
         if self.config.get_verbosity() > 0:
             for r in doc["transcripts"]:
                 lines = [call_line(i, c) for i, c in enumerate(r["calls"], 1) if c["bucket"] != "sufficient"]

@@ -36,7 +36,9 @@ def arm_table(arms: dict[str, dict[str, Any]], pooled: dict[str, Any]) -> str:
         ["answered calls", *(agg["answered"] for _, agg in columns), ""],
     ]
     for b in BUCKETS:
-        rows.append([b.label, *(_cell(agg["counts"][b.key], agg["answered"]) for _, agg in columns), b.meaning])
+        rows.append(
+            [b.label, *(_cell(agg["counts"][b.key], agg["answered"]) for _, agg in columns), b.meaning]
+        )
     rows.append(["errored (not bucketed)", *(agg["errored"] for _, agg in columns), ""])
     rows.append(["concurrent (same message)", *(agg["concurrent"] for _, agg in columns), ""])
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)

@@ -65,7 +65,12 @@ class Run:
                 "message": {
                     "role": "user",
                     "content": [
-                        {"type": "tool_result", "tool_use_id": block["id"], "content": content, "is_error": is_error}
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": block["id"],
+                            "content": content,
+                            "is_error": is_error,
+                        }
                     ],
                 },
                 "parent_tool_use_id": parent,
@@ -73,15 +78,26 @@ class Run:
             }
         )
 
-    def step(self, block: dict[str, Any], content: Any = "ok", *, parent: str | None = None, **kw: Any) -> dict[str, Any]:
+    def step(
+        self, block: dict[str, Any], content: Any = "ok", *, parent: str | None = None, **kw: Any
+    ) -> dict[str, Any]:
         """A message with one tool call, then its result."""
         self.message(block, parent=parent)
         self.result(block, content, parent=parent, **kw)
         return block
 
     def finish(self, text: str = "done") -> None:
-        self.events.append({"type": "result", "subtype": "success", "result": text, "num_turns": 3,
-                            "duration_ms": 1200, "total_cost_usd": 0.01, "session_id": self.session})
+        self.events.append(
+            {
+                "type": "result",
+                "subtype": "success",
+                "result": text,
+                "num_turns": 3,
+                "duration_ms": 1200,
+                "total_cost_usd": 0.01,
+                "session_id": self.session,
+            }
+        )
 
     def lines(self) -> list[str]:
         return [json.dumps(e) for e in self.events]
@@ -117,7 +133,9 @@ def no_explore_run() -> Run:
     return run
 
 
-def ab_campaign(root: Path, *, with_runs: Iterable[Run], without_runs: Iterable[Run], repo: str = "express") -> Path:
+def ab_campaign(
+    root: Path, *, with_runs: Iterable[Run], without_runs: Iterable[Run], repo: str = "express"
+) -> Path:
     """The ab-readme layout: <repo>/run<N>/run-headless-{with,without}.jsonl."""
     for n, run in enumerate(with_runs, 1):
         run.write(root / repo / f"run{n}" / "run-headless-with.jsonl")

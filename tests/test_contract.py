@@ -33,7 +33,9 @@ def test_a_read_of_a_file_named_but_not_returned_is_recall_and_named(run, verdic
     run.step(run.use("Read", file_path="/repo/lib/utils.js"))
     call = only_call(verdict_of(run))
     assert (call.bucket, call.next, call.named) == (
-        "read_missed", "Read utils.js (named, not returned)", True,
+        "read_missed",
+        "Read utils.js (named, not returned)",
+        True,
     )
 
 

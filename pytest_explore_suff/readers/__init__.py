@@ -8,7 +8,7 @@ from ..events import Collector, ToolSpec
 from . import interactive, streamjson
 from .base import NotATranscript, TranscriptError, Unreadable
 
-__all__ = ["NotATranscript", "TranscriptError", "Unreadable", "READERS", "load"]
+__all__ = ["READERS", "NotATranscript", "TranscriptError", "Unreadable", "load"]
 
 READERS = {"stream-json": streamjson.read, "interactive": interactive.read}
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from ..events import RACE_MARKER, Collector
 from ..jsonl import BUFFER, Undecodable, decode, lines
@@ -33,14 +34,24 @@ class NotATranscript(TranscriptError):
     pass
 
 
+_IDENTITY = ("session_id", "sessionId", "uuid", "parent_tool_use_id")
+
+
 def looks_like_event(obj: dict[str, Any]) -> bool:
+    """An agent event, not a look-alike record in some data file.
+
+    Real events carry a session or line identity; a fixture such as
+    ``{"type": "assistant", "message": {...}}`` in a copied repository does not.
+    """
     kind = obj.get("type")
+    if kind not in EVENT_TYPES:
+        return False
+    if any(key in obj for key in _IDENTITY):
+        return True
     if kind in ("assistant", "user"):
-        return isinstance(obj.get("message"), dict)
-    return kind in EVENT_TYPES and (
-        "session_id" in obj or "sessionId" in obj or "uuid" in obj or "subtype" in obj
-        or "leafUuid" in obj
-    )
+        message = obj.get("message")
+        return isinstance(message, dict) and message.get("role") == kind
+    return "subtype" in obj or "leafUuid" in obj
 
 
 def worth_decoding(line: bytes, collector: Collector) -> bool:

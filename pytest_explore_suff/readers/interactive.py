@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,8 @@ from typing import Any
 from ..events import DELEGATION_TOOLS, Collector, result_text
 from .base import events
 
-_SIDECHAIN = b'"isSidechain":true'
+# Compact JSON from Claude Code, but tolerate other writers' spacing.
+_SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
 WARMUP = "Warmup"
 
 
@@ -78,7 +80,9 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         return True
 
     main = files[0]
-    for event in events(main, collector, decode_all=decode_all, also=lambda b: _SIDECHAIN in b):
+    for event in events(
+        main, collector, decode_all=decode_all, also=lambda b: _SIDECHAIN.search(b) is not None
+    ):
         if not fresh(event):
             continue
         if event.get("type") == "result":
@@ -90,7 +94,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             root = root_of.get(parent) if isinstance(parent, str) else None
             if root is None:
                 root = uuid if isinstance(uuid, str) else f"#{len(inline)}"
-                inline[root] = _Subagent(f"sidechain:{root}", f"inline sidechain {root}", inline=True)
+                inline[root] = _Subagent(f"sidechain-{root}", f"inline sidechain {root}", inline=True)
             if isinstance(uuid, str):
                 root_of[uuid] = root
             sub = inline[root]
@@ -106,7 +110,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         meta = _meta(path, collector) if "subagents" in path.replace("\\", "/").split("/") else {}
         tool_use_id = meta.get("toolUseId")
         sub = _Subagent(
-            f"agent:{agent}",
+            f"agent-{agent}",
             os.path.basename(path),
             tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
             agent_id=agent,
@@ -152,7 +156,9 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
         elif sub.agent_id and (via := collector.agent_links.get(sub.agent_id)) in known:
             attach(sub, via)  # type: ignore[arg-type]
         else:
-            collector.warnings.append(f"subagent {sub.label} could not be linked to its Task/Agent call; judged as its own thread")
+            collector.warnings.append(
+                f"subagent {sub.label} could not be linked to its Task/Agent call; judged as its own thread"
+            )
 
     delegations = [
         a
@@ -174,4 +180,6 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
         if rest:
             attach(sub, rest.pop(0).id)
         else:
-            collector.warnings.append(f"subagent {sub.label} could not be linked to its Task/Agent call; judged as its own thread")
+            collector.warnings.append(
+                f"subagent {sub.label} could not be linked to its Task/Agent call; judged as its own thread"
+            )
