@@ -38,9 +38,7 @@ def decode(line: bytes) -> Any:
 
 def lines(stream: BinaryIO) -> Iterator[tuple[int, bytes, bool]]:
     """Yield ``(line_number, stripped_line, has_newline)`` for non-blank lines."""
-    number = 0
-    for raw in stream:
-        number += 1
+    for number, raw in enumerate(stream, 1):
         has_newline = raw.endswith(b"\n")
         line = raw.strip()
         if line:

@@ -114,7 +114,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--explore-suff-family",
         dest="explore_suff_family",
         metavar="SUBSTR",
-        help=f"a call of any tool containing SUBSTR is 'explore again'; also its CLI name (default: {ToolSpec.family})",
+        help="a call of any tool containing SUBSTR is 'explore again'; also its CLI name "
+        f"(default: {ToolSpec.family})",
     )
     parser.addini("explore_suff_family", "name substring of the tool's family")
     group.addoption(
@@ -148,7 +149,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
             action="append",
             type=parse_threshold,
             metavar="[ARM:]FRAC",
-            help=f"fail unless the {metric} share is {bound} FRAC, in ARM or in every arm with answered calls "
+            help=f"fail unless the {metric} share is {bound} FRAC, in ARM or in every arm with answered "
+            "calls "
             "(repeatable)",
         )
         parser.addini(f"explore_suff_{stem}", f"gates as --{stem.replace('_', '-')}", type="linelist")
@@ -223,9 +225,9 @@ class TranscriptItem(pytest.Item):
         for note in (*t.notes, *collector.warnings):
             warnings.warn(ExploreSuffWarning(f"{clean(t.path)}: {clean(note)}"), stacklevel=1)
         if settings.strict and collector.corrupt:
-            self.record = record(t, root, status="error", verdict=verdict, collector=collector,
-                                 reason=f"{collector.corrupt} corrupt line(s) (--explore-suff-strict)")  # fmt: skip
-            raise TranscriptError(self.record["reason"])
+            reason = f"{collector.corrupt} corrupt line(s) (--explore-suff-strict)"
+            self.record = record(t, root, status="error", verdict=verdict, collector=collector, reason=reason)
+            raise TranscriptError(reason)
         flags = [name for name in ("raced", "contaminated") if getattr(verdict, name)]
         excluded = bool(flags) and not settings.keep_excluded
         reason = ""
@@ -354,7 +356,8 @@ class Reporter:
             tr.write_line(f"unreadable: {len(errors)} transcript(s) (failed items)")
         if doc["ignored"]:
             tr.write_line(
-                f"ignored: {len(doc['ignored'])} .jsonl file(s) that are not transcripts (listed in the JSON report)"
+                f"ignored: {len(doc['ignored'])} .jsonl file(s) that are not transcripts "
+                "(listed in the JSON report)"
             )
         if self.config.get_verbosity() > 0:
             for r in doc["transcripts"]:
