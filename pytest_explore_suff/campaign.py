@@ -203,6 +203,8 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         segs = [r for _, r in sorted(turns.get(rel, []))]
         subs = sorted(subagents.get(rel, []))
         arm, group, run = _layout(rel)
+        if kind == "interactive" and arm == "default":
+            arm = "interactive"  # a session log names no arm; keep it apart from A/B arms
         if pattern is not None and (m := pattern.search(rel)):
             found = m.groupdict()
             arm = found.get("arm") or arm

@@ -1,0 +1,236 @@
+"""Regenerate the bundled example campaign (``examples/campaign/``).
+
+    python examples/make_campaign.py
+
+A small A/B campaign as a harness writes it: two repos, two runs each, the
+with-tool arm and the without-tool arm; one multi-turn run; a subagent; an
+interactive session with its subagent file; and a diagnostic sidecar that is
+not a transcript. The event shapes are Claude Code's (see tests/builders.py).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from builders import Run, response  # noqa: E402
+
+OUT = HERE / "campaign"
+T = "/private/tmp/t-new"
+
+
+def express_with_1() -> Run:
+    r = Run("express-with-1")
+    r.step(
+        r.explore("res.send Content-Type ETag generation"),
+        response(["lib/response.js", "lib/utils.js"], mentioned=["lib/request.js"]),
+    )
+    r.step(r.explore("response.js res.send function body"), response(["lib/response.js"]))
+    r.step(r.use("Read", file_path=f"{T}/lib/response.js", offset=120, limit=80), "...source...")
+    r.finish("res.send sets Content-Type from the body type and computes a weak ETag.")
+    return r
+
+
+def express_with_1_turn2() -> Run:
+    r = Run("express-with-1")
+    r.step(
+        r.explore("how does app.use mount middleware on the router"),
+        response(["lib/application.js", "lib/router/index.js"]),
+    )
+    r.finish("app.use delegates to router.use.")
+    return r
+
+
+def express_with_1_turn3() -> Run:
+    r = Run("express-with-1")
+    r.step(r.explore("router layer match path params"), response(["lib/router/layer.js"]))
+    r.step(r.use("Bash", command="sed -n '1,80p' lib/router/route.js"), "...source...")
+    r.finish("Layer.match uses path-to-regexp.")
+    return r
+
+
+def express_with_2() -> Run:
+    r = Run("express-with-2")
+    r.step(r.explore("res.send Content-Type ETag generation"), response(["lib/response.js", "lib/utils.js"]))
+    r.finish("See lib/response.js and lib/utils.js.")
+    return r
+
+
+def without(session: str, reads: list[str]) -> Run:
+    r = Run(session)
+    r.step(r.use("Grep", pattern="ETag", path="lib"), "lib/utils.js:42: exports.etag")
+    for path in reads:
+        r.step(r.use("Read", file_path=f"{T}/{path}"), "...source...")
+    r.finish("Answered from the source.")
+    return r
+
+
+def excalidraw_with_1() -> Run:
+    r = Run("excalidraw-with-1")
+    r.step(
+        r.explore("canvas nonce data flow"),
+        response(
+            [
+                "packages/excalidraw/components/App.tsx",
+                "packages/excalidraw/components/canvases/InteractiveCanvas.tsx",
+            ],
+            mentioned=["packages/excalidraw/components/canvases/StaticCanvas.tsx"],
+        ),
+    )
+    r.step(r.use("Read", file_path="packages/excalidraw/components/canvases/StaticCanvas.tsx"), "...")
+    r.step(r.explore("renderStaticScene sceneNonce"), response(["packages/element/src/shape.ts"]))
+    agent = r.use("Agent", description="Trace the nonce", prompt="Find where sceneNonce is bumped.")
+    r.message(agent)
+    r.step(
+        r.use("Bash", command="grep -rn sceneNonce packages/"), "packages/...: sceneNonce", parent=agent["id"]
+    )
+    r.step(r.use("Read", file_path="packages/excalidraw/scene/Scene.ts"), "...", parent=agent["id"])
+    r.result(agent, "sceneNonce is bumped in Scene.triggerUpdate.")
+    r.finish("The nonce is bumped on every scene update.")
+    return r
+
+
+def excalidraw_with_2() -> Run:
+    r = Run("excalidraw-with-2")
+    r.step(r.explore("canvas nonce data flow"), response(["packages/excalidraw/scene/Scene.ts"]))
+    r.step(r.use("Edit", file_path="packages/excalidraw/scene/Scene.ts", old_string="a", new_string="b"))
+    r.finish("Patched.")
+    return r
+
+
+def interactive_session(root: Path) -> None:
+    """A Claude Code >= 2.1.2 session: the subagent lives in <session>/subagents/."""
+    session = "5f0c2a57-8a1e-4c6b-9d3e-2b7f1e0c9a11"
+    project = root / "sessions" / "-private-tmp-t-new"
+    base = {"sessionId": session, "cwd": T, "version": "2.1.40", "isSidechain": False}
+    lines: list[dict] = []
+    uuid = iter(f"00000000-0000-4000-8000-{i:012d}" for i in range(1, 1000))
+    parent = None
+
+    def add(kind: str, content: object, msg_id: str | None = None, **extra: object) -> None:
+        nonlocal parent
+        u = next(uuid)
+        message: dict = {"role": kind, "content": content}
+        if msg_id:
+            message["id"] = msg_id
+        lines.append({**base, "type": kind, "uuid": u, "parentUuid": parent, "message": message, **extra})
+        parent = u
+
+    add("user", "Where does the router decide which layer handles a request?")
+    explore = {
+        "type": "tool_use",
+        "id": "toolu_i1",
+        "name": "mcp__codegraph__codegraph_explore",
+        "input": {"query": "router handle request layer dispatch"},
+    }
+    add("assistant", [explore], "msg_i1")
+    add(
+        "user",
+        [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_i1",
+                "content": [
+                    {"type": "text", "text": response(["lib/router/index.js"], ["lib/router/layer.js"])}
+                ],
+            }
+        ],
+    )
+    task = {
+        "type": "tool_use",
+        "id": "toolu_i2",
+        "name": "Task",
+        "input": {"description": "layer matching", "prompt": "How does Layer.match work?"},
+    }
+    add("assistant", [task], "msg_i2")
+    add(
+        "user",
+        [{"type": "tool_result", "tool_use_id": "toolu_i2", "content": "It uses path-to-regexp."}],
+        toolUseResult={"agentId": "a1b2c3", "status": "completed"},
+    )
+    add("assistant", [{"type": "text", "text": "The router walks its stack; Layer.match decides."}], "msg_i3")
+    write_jsonl(project / f"{session}.jsonl", lines)
+
+    sub = project / session / "subagents"
+    agent_base = {**base, "isSidechain": True, "agentId": "a1b2c3"}
+    write_jsonl(
+        sub / "agent-a1b2c3.jsonl",
+        [
+            {
+                **agent_base,
+                "type": "user",
+                "uuid": "10000000-0000-4000-8000-000000000001",
+                "parentUuid": None,
+                "message": {"role": "user", "content": "How does Layer.match work?"},
+            },
+            {
+                **agent_base,
+                "type": "assistant",
+                "uuid": "10000000-0000-4000-8000-000000000002",
+                "parentUuid": "10000000-0000-4000-8000-000000000001",
+                "message": {
+                    "id": "msg_s1",
+                    "role": "assistant",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": "toolu_s1",
+                            "name": "Read",
+                            "input": {"file_path": f"{T}/lib/router/layer.js"},
+                        }
+                    ],
+                },
+            },
+            {
+                **agent_base,
+                "type": "user",
+                "uuid": "10000000-0000-4000-8000-000000000003",
+                "parentUuid": "10000000-0000-4000-8000-000000000002",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": "toolu_s1", "content": "...source..."}
+                    ],
+                },
+            },
+        ],
+    )
+    (sub / "agent-a1b2c3.meta.json").write_text(
+        json.dumps({"agentType": "general-purpose", "toolUseId": "toolu_i2"}) + "\n"
+    )
+
+
+def write_jsonl(path: Path, events: list[dict]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+
+
+def main() -> None:
+    if OUT.exists():
+        shutil.rmtree(OUT)
+    express_with_1().write(OUT / "express/run1/run-headless-with.jsonl")
+    express_with_1_turn2().write(OUT / "express/run1/run-headless-with.t2.jsonl")
+    express_with_1_turn3().write(OUT / "express/run1/run-headless-with.t3.jsonl")
+    without("express-without-1", ["lib/response.js", "lib/utils.js"]).write(
+        OUT / "express/run1/run-headless-without.jsonl"
+    )
+    express_with_2().write(OUT / "express/run2/run-headless-with.jsonl")
+    without("express-without-2", ["lib/response.js"]).write(OUT / "express/run2/run-headless-without.jsonl")
+    excalidraw_with_1().write(OUT / "excalidraw/run1/run-headless-with.jsonl")
+    without("excalidraw-without-1", ["packages/excalidraw/scene/Scene.ts"]).write(
+        OUT / "excalidraw/run1/run-headless-without.jsonl"
+    )
+    excalidraw_with_2().write(OUT / "excalidraw/run2/run-headless-with.jsonl")
+    without("excalidraw-without-2", []).write(OUT / "excalidraw/run2/run-headless-without.jsonl")
+    write_jsonl(OUT / "express/run1/explore-new.jsonl", [{"query": "res.send", "files": 2, "ms": 41}])
+    interactive_session(OUT)
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()
