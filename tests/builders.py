@@ -142,3 +142,86 @@ def ab_campaign(
     for n, run in enumerate(without_runs, 1):
         run.write(root / repo / f"run{n}" / "run-headless-without.jsonl")
     return root
+
+
+class Session:
+    """An interactive session log: lines with uuid/parentUuid/sessionId/isSidechain."""
+
+    def __init__(
+        self,
+        session_id: str = "11111111-2222-4333-8444-555555555555",
+        *,
+        sidechain: bool = False,
+        agent_id: str | None = None,
+    ) -> None:
+        self.id = session_id
+        self.sidechain = sidechain
+        self.agent_id = agent_id
+        self.lines: list[dict[str, Any]] = []
+        self.parent: str | None = None
+
+    def _line(
+        self, kind: str, message: dict[str, Any], *, sidechain: bool | None = None, **extra: Any
+    ) -> None:
+        uuid = f"u-{next(_ids):06d}"
+        line = {
+            "type": kind,
+            "uuid": uuid,
+            "parentUuid": self.parent,
+            "sessionId": self.id,
+            "isSidechain": self.sidechain if sidechain is None else sidechain,
+            "message": message,
+            **extra,
+        }
+        if self.agent_id:
+            line["agentId"] = self.agent_id
+        self.lines.append(line)
+        self.parent = uuid
+
+    def prompt(self, text: str, *, sidechain: bool | None = None, root: bool = False) -> None:
+        if root:
+            self.parent = None
+        self._line("user", {"role": "user", "content": text}, sidechain=sidechain)
+
+    def message(self, *blocks: dict[str, Any], sidechain: bool | None = None) -> None:
+        mid = f"msg_{next(_ids):04d}"
+        for block in blocks:
+            self._line("assistant", {"id": mid, "role": "assistant", "content": [block]}, sidechain=sidechain)
+
+    def result(
+        self,
+        block: dict[str, Any],
+        content: Any = "ok",
+        *,
+        is_error: bool = False,
+        sidechain: bool | None = None,
+        **extra: Any,
+    ) -> None:
+        self._line(
+            "user",
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": block["id"],
+                        "content": content,
+                        "is_error": is_error,
+                    }
+                ],
+            },
+            sidechain=sidechain,
+            **extra,
+        )
+
+    def step(
+        self, block: dict[str, Any], content: Any = "ok", *, sidechain: bool | None = None
+    ) -> dict[str, Any]:
+        self.message(block, sidechain=sidechain)
+        self.result(block, content, sidechain=sidechain)
+        return block
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(e) + "\n" for e in self.lines), encoding="utf-8")
+        return path
