@@ -74,19 +74,32 @@ def kind_of(event: dict[str, Any]) -> str:
     return "interactive" if interactive else "stream-json"
 
 
+def _shown(rel: str) -> str:
+    """A relative path as the report can carry it: a name that is not UTF-8
+    (undecodable bytes, kept by the OS as surrogates) gets its bytes escaped."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(rel).decode("utf-8", "backslashreplace")
+    return rel
+
+
 def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
     """Every ``*.jsonl`` regular file under root, relative, sorted. Symlinks are
-    followed only while they stay inside the campaign; directory symlinks never
+    followed only while they stay inside the campaign, and only to a file not
+    collected already (no transcript counted twice); directory symlinks never
     (no loops)."""
     real_root = os.path.realpath(root)
     found: list[str] = []
+    links: list[tuple[str, str]] = []  # (rel, resolved target) of symlinked files
     stack = [""]
     while stack:
         rel_dir = stack.pop()
         try:
             entries = list(os.scandir(os.path.join(root, rel_dir)))
         except OSError as exc:
-            ignored.append({"path": rel_dir or ".", "reason": f"unreadable directory: {exc.strerror}"})
+            reason = f"unreadable directory: {exc.strerror}"
+            ignored.append({"path": _shown(rel_dir or "."), "reason": reason})
             continue
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -97,6 +110,10 @@ def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
                     continue
                 if not entry.name.endswith(".jsonl"):
                     continue
+                if (shown := _shown(rel)) != rel:
+                    ignored.append({"path": shown, "reason": "file name is not valid UTF-8, not read"})
+                    continue
+                target = None
                 if entry.is_symlink():
                     target = os.path.realpath(entry.path)
                     if os.path.commonpath([real_root, target]) != real_root:
@@ -108,11 +125,23 @@ def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
                         ignored.append({"path": rel, "reason": "symlink to a directory, not followed"})
                         continue
                 if entry.is_file():
-                    found.append(rel)
+                    if target is None:
+                        found.append(rel)
+                    else:
+                        links.append((rel, target))
                 else:
                     ignored.append({"path": rel, "reason": "not a regular file"})
             except OSError as exc:
                 ignored.append({"path": rel, "reason": f"unreadable: {exc.strerror}"})
+    if links:
+        # Directory symlinks are never followed, so a walked file's real path is root + rel.
+        owner = {os.path.join(real_root, *rel.split("/")): rel for rel in found}
+        for rel, target in sorted(links):
+            if target in owner:
+                ignored.append({"path": rel, "reason": f"symlink to {owner[target]}, already collected"})
+            else:
+                owner[target] = rel
+                found.append(rel)
     found.sort()
     return found
 

@@ -32,6 +32,19 @@ class ToolSpec:
     marker: str = r"^\*\*`([^`]+)`\*\*"
 
 
+TOOL_KINDS = ("explore", "read", "search", "bash", "other")
+
+
+def tool_kind(name: str, spec: ToolSpec) -> str:
+    if spec.explore in name:
+        return "explore"
+    if name in ("Read", "NotebookRead"):
+        return "read"
+    if name in ("Grep", "Glob"):
+        return "search"
+    return "bash" if name == "Bash" else "other"
+
+
 @dataclass(slots=True)
 class Action:
     """One tool_use, as the classifier needs it."""
@@ -107,6 +120,8 @@ class Collector:
     #: tool_result lines skipped undecoded; if a wanted id then never got its
     #: result, the reader re-reads with every result decoded.
     skipped_results: int = 0
+    #: tool calls by kind, for the per-arm figures (explore, Read, Grep/Glob, Bash, other)
+    tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOOL_KINDS, 0))
     _seen_tool_ids: set[str] = field(default_factory=set)
     _anon: int = 0
 
@@ -124,6 +139,7 @@ class Collector:
         if not isinstance(message, str) or not message:
             # No message id: the block is a message of its own.
             message = f"#msg-{tid}"
+        self.tools[tool_kind(name, self.spec)] += 1
         arg = _arg(name, block.get("input"), self.spec)
         actions = self.threads.get(thread)
         if actions is None:

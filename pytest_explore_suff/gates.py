@@ -19,12 +19,16 @@ GATES: dict[str, tuple[str, str]] = {
 @dataclass(frozen=True)
 class Gate:
     metric: str  # a bucket key
-    op: str  # "min" | "max"
+    op: str  # "min" | "max" | "min_calls" | "max_drop"
     threshold: float
     arm: str | None = None  # None: every arm that has answered calls
 
     @property
     def option(self) -> str:
+        if self.op == "min_calls":
+            return "--explore-suff-min-calls"
+        if self.op == "max_drop":
+            return f"--max-{self.metric.replace('_', '-')}-drop"
         return f"--{self.op}-{self.metric.replace('_', '-')}"
 
 
@@ -48,9 +52,11 @@ def parse_threshold(text: str) -> tuple[str | None, float]:
 class Outcome:
     gate: Gate
     arm: str | None
-    value: float | None
+    value: float | None  # the point estimate
     n: int
     passed: bool | None  # None: not applicable (no answered calls), which is not a pass
+    on: str = "point"  # what was compared: the point estimate or the interval's bound
+    bound: float | None = None  # the interval bound compared when on == "bound"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -60,24 +66,39 @@ class Outcome:
             "threshold": self.gate.threshold,
             "value": self.value,
             "n": self.n,
+            "on": self.on,
+            "bound": self.bound,
             "passed": self.passed,
         }
 
     def describe(self) -> str:
         g = self.gate
         where = f"arm {self.arm!r}" if self.arm is not None else "every arm"
-        bound = ">=" if g.op == "min" else "<="
         if self.passed is None:
             return f"{g.option}: {where} has no answered explore calls: not applicable, not a pass"
         verdict = "passed" if self.passed else "FAILED"
-        return (
-            f"{g.option}: {where} {g.metric} share {self.value:.3f} (n={self.n}) "
-            f"{bound} {g.threshold:g}: {verdict}"
-        )
+        if g.op == "max_drop":
+            what = f"sufficient share fell by {self.value:.3f} from the baseline"
+            if self.on == "bound" and self.bound is not None:
+                what += f" (at least {self.bound:.3f} at the 95% bound)"
+            return f"{g.option}: {where} {what} (n={self.n}) <= {g.threshold:g}: {verdict}"
+        if g.op == "min_calls":
+            return f"{g.option}: {where} has {self.n} answered calls, needs {g.threshold:g}: {verdict}"
+        bound = ">=" if g.op == "min" else "<="
+        what = f"{g.metric} share {self.value:.3f}"
+        if self.on == "bound" and self.bound is not None:
+            side = "lower" if g.op == "min" else "upper"
+            what += f" ({side} 95% bound {self.bound:.3f})"
+        return f"{g.option}: {where} {what} (n={self.n}) {bound} {g.threshold:g}: {verdict}"
 
 
-def evaluate(gates: list[Gate], arms: dict[str, dict[str, Any]]) -> list[Outcome]:
-    """Decide every gate against the per-arm aggregates (``answered``, ``shares``)."""
+def evaluate(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str = "point") -> list[Outcome]:
+    """Decide every gate against the per-arm aggregates (``answered``, ``shares``, ``intervals``).
+
+    ``on="bound"`` compares the interval's bound instead of the point: the
+    lower bound must clear a minimum and the upper bound must stay under a
+    maximum, so an arm passes on evidence, not on a lucky point estimate.
+    """
     outcomes: list[Outcome] = []
     for gate in gates:
         if gate.arm is not None:
@@ -85,15 +106,30 @@ def evaluate(gates: list[Gate], arms: dict[str, dict[str, Any]]) -> list[Outcome
         else:
             targets = [a for a, agg in arms.items() if agg["answered"] > 0]
             if not targets:
-                outcomes.append(Outcome(gate, None, None, 0, None))
+                outcomes.append(Outcome(gate, None, None, 0, None, on))
                 continue
         for arm in targets:
             agg = arms.get(arm)
             n = agg["answered"] if agg else 0
-            if not n:
-                outcomes.append(Outcome(gate, arm, None, 0, None))
+            if not n or agg is None:
+                outcomes.append(Outcome(gate, arm, None, 0, None, on))
                 continue
-            value = agg["shares"][gate.metric]  # type: ignore[index]
-            ok = value >= gate.threshold if gate.op == "min" else value <= gate.threshold
-            outcomes.append(Outcome(gate, arm, value, n, ok))
+            value = agg["shares"][gate.metric]
+            compared, bound = value, None
+            if on == "bound":
+                interval = agg["intervals"][gate.metric]
+                bound = interval["lo"] if gate.op == "min" else interval["hi"]
+                compared = bound
+            ok = compared >= gate.threshold if gate.op == "min" else compared <= gate.threshold
+            outcomes.append(Outcome(gate, arm, value, n, ok, on, bound))
     return outcomes
+
+
+def sample_size(min_calls: int, arms: dict[str, dict[str, Any]]) -> list[Outcome]:
+    """``--explore-suff-min-calls``: an arm with answered calls, but fewer than N, fails."""
+    gate = Gate("answered", "min_calls", float(min_calls))
+    return [
+        Outcome(gate, arm, float(agg["answered"]), agg["answered"], agg["answered"] >= min_calls)
+        for arm, agg in arms.items()
+        if agg["answered"] > 0
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
@@ -28,12 +29,37 @@ class Undecodable(Exception):
     """A line that is not valid JSON (or nests deeper than a decoder can go)."""
 
 
+_BOM = b"\xef\xbb\xbf"
+# A JSON escape: an escaped backslash (consumed whole, so the next match starts
+# at a real escape), a surrogate pair, or (group 1) a lone surrogate.
+_ESCAPE = re.compile(
+    rb"\\(?:\\|u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|(u[dD][89a-fA-F][0-9a-fA-F]{2}))"
+)
+
+
+def _mend(line: bytes) -> bytes | None:
+    """What JavaScript writers emit and orjson refuses, made decodable: a UTF-8
+    BOM, and lone surrogate escapes (``JSON.stringify`` of a string cut in the
+    middle of an emoji, as a 2 KB preview is), which become U+FFFD."""
+    out = line[len(_BOM) :] if line.startswith(_BOM) else line
+    if b"\\u" in out:
+        out = _ESCAPE.sub(lambda m: b"\\ufffd" if m.group(1) else m.group(0), out)
+    return None if out == line else out
+
+
 def decode(line: bytes) -> Any:
     """Decode one JSONL line, turning every decoder failure into `Undecodable`."""
     try:
         return _decode(line)
     except _DECODE_ERRORS as exc:
-        raise Undecodable(str(exc)[:120]) from None
+        error = str(exc)[:120]
+    mended = _mend(line)  # only on the failure path: valid lines pay nothing
+    if mended is not None:
+        try:
+            return _decode(mended)
+        except _DECODE_ERRORS:
+            pass
+    raise Undecodable(error)
 
 
 def lines(stream: BinaryIO) -> Iterator[tuple[int, bytes, bool]]:

@@ -14,11 +14,12 @@ import pytest
 
 from . import hookspecs, judge
 from .campaign import Transcript, discover
+from .compare import BaselineError, arm_pair, compare_arms, compare_baseline, drop_gates, load_baseline
 from .events import ToolSpec
-from .gates import GATES, Gate, Outcome, evaluate, parse_threshold
+from .gates import GATES, Gate, Outcome, evaluate, parse_threshold, sample_size
 from .readers import TranscriptError
 from .report import SCHEMA, aggregate, record, write_atomic
-from .terminal import SMALL_ARM_CALLS, arm_table, call_line, clean
+from .terminal import SMALL_ARM_CALLS, arm_table, baseline_table, call_line, clean, comparison_table
 
 DEFAULT_JSON = "explore-suff.json"
 RECORD_ATTR = "explore_suff"  # the report attribute a transcript's record travels on
@@ -58,6 +59,26 @@ class Settings:
             cli = config.getoption(stem) or []
             values = cli if cli else [_ini_threshold(v, stem) for v in config.getini(f"explore_suff_{stem}")]
             self.gates += [Gate(metric, op, frac, arm) for arm, frac in values]
+        self.gate_on: str = opt("explore_suff_gate_on") or "point"
+        if self.gate_on not in GATE_ON:
+            raise pytest.UsageError(
+                f"explore_suff_gate_on: expected one of {', '.join(GATE_ON)}, got {self.gate_on!r}"
+            )
+        self.min_calls: int | None = _checked(
+            opt("explore_suff_min_calls"), _positive_int, "explore_suff_min_calls"
+        )
+        self.compare: tuple[str, str] | None = _checked(
+            opt("explore_suff_compare"), _arm_pair, "explore_suff_compare"
+        )
+        drop = config.getoption("max_sufficient_drop")
+        self.max_drop: float | None = _checked(
+            config.getini("explore_suff_max_sufficient_drop") if drop is None else drop,
+            _fraction,
+            "explore_suff_max_sufficient_drop",
+        )
+        baseline = opt("explore_suff_baseline")
+        self.baseline_path: str | None = str(baseline) if baseline else None
+        self.baseline: list[dict[str, Any]] | None = None
 
 
 def _regex(text: str | None, option: str) -> re.Pattern[str] | None:
@@ -67,6 +88,45 @@ def _regex(text: str | None, option: str) -> re.Pattern[str] | None:
         return re.compile(text, re.MULTILINE)
     except re.error as exc:
         raise pytest.UsageError(f"{option}: not a valid regular expression: {exc}") from None
+
+
+GATE_ON = ("point", "bound")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of calls") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
+
+
+def _fraction(text: str) -> float:
+    arm, frac = parse_threshold(text)
+    if arm is not None:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected FRAC, without an arm")
+    return frac
+
+
+def _arm_pair(text: str) -> tuple[str, str]:
+    parts = [p.strip() for p in str(text).split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected two different arms, as A,B")
+    return parts[0], parts[1]
+
+
+def _checked(value: Any, parse: Any, ini: str) -> Any:
+    """Values from the command line are parsed already; from the ini, parse them here."""
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str):
+        return value
+    try:
+        return parse(value)
+    except argparse.ArgumentTypeError as exc:
+        raise pytest.UsageError(f"ini {ini}: {exc}") from None
 
 
 def _ini_threshold(text: str, stem: str) -> tuple[str | None, float]:
@@ -141,6 +201,44 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="fail a transcript that has corrupt lines (default: a warning)",
     )
     parser.addini("explore_suff_strict", "fail transcripts with corrupt lines", type="bool", default=False)
+    group.addoption(
+        "--explore-suff-gate-on",
+        dest="explore_suff_gate_on",
+        choices=GATE_ON,
+        help="decide threshold gates on the point estimate (default) or on the 95%% interval's bound",
+    )
+    parser.addini("explore_suff_gate_on", "point or bound")
+    group.addoption(
+        "--explore-suff-min-calls",
+        dest="explore_suff_min_calls",
+        type=_positive_int,
+        metavar="N",
+        help="fail when an arm has answered calls, but fewer than N",
+    )
+    parser.addini("explore_suff_min_calls", "minimum answered calls per arm")
+    group.addoption(
+        "--explore-suff-compare",
+        dest="explore_suff_compare",
+        type=_arm_pair,
+        metavar="A,B",
+        help="the two arms to compare (default: the arms with answered calls, when there are exactly two)",
+    )
+    parser.addini("explore_suff_compare", "arms to compare, as A,B")
+    group.addoption(
+        "--explore-suff-baseline",
+        dest="explore_suff_baseline",
+        metavar="REPORT",
+        help="compare with a saved JSON report of an earlier campaign",
+    )
+    parser.addini("explore_suff_baseline", "baseline JSON report")
+    group.addoption(
+        "--max-sufficient-drop",
+        dest="max_sufficient_drop",
+        type=_fraction,
+        metavar="FRAC",
+        help="fail when an arm's sufficient share fell by more than FRAC from the baseline",
+    )
+    parser.addini("explore_suff_max_sufficient_drop", "largest allowed drop of the sufficient share")
     for stem, (metric, op) in GATES.items():
         bound = "at least" if op == "min" else "at most"
         group.addoption(
@@ -168,6 +266,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if not os.access(root, os.R_OK | os.X_OK):
         raise pytest.UsageError(f"--explore-suff: campaign directory {settings.root} is not readable")
     settings.root = root
+    if settings.baseline_path and not hasattr(config, "workerinput"):
+        try:
+            settings.baseline = load_baseline(settings.baseline_path)
+        except BaselineError as exc:
+            raise pytest.UsageError(f"--explore-suff-baseline: {exc}") from None
+    if settings.max_drop is not None and not settings.baseline_path:
+        raise pytest.UsageError("--max-sufficient-drop needs --explore-suff-baseline=REPORT")
     # The campaign replaces the usual test paths: run from anywhere, including
     # a project's own root, it collects the campaign only.
     config.args[:] = [root]
@@ -271,6 +376,7 @@ class Reporter:
         self.records: dict[str, dict[str, Any]] = {}
         self.outcomes: list[Outcome] = []
         self.document: dict[str, Any] | None = None
+        self.notes: list[str] = []
         self.json_error: str | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -288,7 +394,24 @@ class Reporter:
             campaign = discover(self.settings.root or ".", self.settings.pattern)
         records = [self.records[k] for k in sorted(self.records)]
         arms, pooled = aggregate(records)
-        self.outcomes = evaluate(self.settings.gates, arms)
+        settings = self.settings
+        self.outcomes = evaluate(settings.gates, arms, settings.gate_on)
+        if settings.min_calls:
+            self.outcomes += sample_size(settings.min_calls, arms)
+        pair = arm_pair(arms, settings.compare)
+        comparison = None
+        self.notes: list[str] = []
+        if pair and all(arms.get(a, {}).get("answered") for a in pair):
+            comparison = compare_arms(records, *pair)
+        elif settings.compare:
+            missing = [a for a in pair or () if not arms.get(a, {}).get("answered")]
+            self.notes.append(f"--explore-suff-compare: no answered calls in arm(s) {', '.join(missing)}; "
+                              "nothing to compare")  # fmt: skip
+        baseline = None
+        if settings.baseline is not None:
+            baseline = {"report": settings.baseline_path,
+                        "arms": compare_baseline(settings.baseline, records)}  # fmt: skip
+            self.outcomes += drop_gates(baseline["arms"], settings.max_drop, settings.gate_on)
         self.document = {
             "schema": SCHEMA,
             "campaign": self.settings.root,
@@ -298,9 +421,12 @@ class Reporter:
                 "marker": self.settings.spec.marker,
                 "pattern": self.settings.pattern.pattern if self.settings.pattern else None,
                 "keep_excluded": self.settings.keep_excluded,
+                "gate_on": settings.gate_on,
             },
             "arms": arms,
             "pooled": pooled,
+            "comparison": comparison,
+            "baseline": baseline,
             "gates": [o.to_dict() for o in self.outcomes],
             "transcripts": records,
             "ignored": campaign.ignored,
@@ -339,6 +465,15 @@ class Reporter:
                 tr.write_line(line)
         else:
             tr.write_line("no classified transcripts")
+        if doc["comparison"]:
+            tr.write_line("")
+            for line in comparison_table(doc["comparison"]).splitlines():
+                tr.write_line(line)
+        if doc["baseline"]:
+            tr.write_line("")
+            tr.write_line(f"against the baseline {clean(doc['baseline']['report'])}:")
+            for line in baseline_table(doc["baseline"]["arms"]).splitlines():
+                tr.write_line(line)
         for name, agg in arms.items():
             if 0 < agg["answered"] < SMALL_ARM_CALLS:
                 tr.write_line(
@@ -346,6 +481,8 @@ class Reporter:
                     f"(< {SMALL_ARM_CALLS}): too few to compare arms on",
                     yellow=True,
                 )
+        for note in self.notes:
+            tr.write_line(f"warning: {clean(note)}", yellow=True)
         excluded = [r for r in doc["transcripts"] if r["status"] == "skipped"]
         if excluded:
             tr.write_line(f"excluded from the aggregates: {len(excluded)} transcript(s)")

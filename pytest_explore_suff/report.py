@@ -9,10 +9,11 @@ import tempfile
 from collections.abc import Iterable
 from typing import Any
 
+from . import stats
 from .buckets import KEYS, zero_counts
 from .campaign import Transcript
 from .classify import Verdict
-from .events import Collector
+from .events import TOOL_KINDS, Collector
 
 SCHEMA = "pytest-explore-suff/1"
 
@@ -47,6 +48,7 @@ def record(
         "corrupt_lines": collector.corrupt if collector else 0,
         "warnings": warnings,
         "runs": collector.runs if collector else [],
+        "tools": collector.tools if collector else {},
         "calls": v["calls"],
     }
 
@@ -73,17 +75,47 @@ def aggregate(records: Iterable[dict[str, Any]]) -> tuple[dict[str, dict[str, An
 
     Skipped (raced, contaminated) and failed transcripts are not counted.
     """
-    arms: dict[str, dict[str, Any]] = {}
-    pooled = _empty()
+    members: dict[str, list[dict[str, Any]]] = {}
     for rec in records:
-        if rec["status"] != "classified":
-            continue
-        _add(arms.setdefault(rec["arm"], _empty()), rec)
-        _add(pooled, rec)
-    arms = dict(sorted(arms.items()))
-    for agg in (*arms.values(), pooled):
-        agg["shares"] = shares(agg["counts"], agg["answered"])
+        if rec["status"] == "classified":
+            members.setdefault(rec["arm"], []).append(rec)
+    arms = {arm: summarize(members[arm]) for arm in sorted(members)}
+    pooled = summarize([rec for arm in sorted(members) for rec in members[arm]])
     return arms, pooled
+
+
+def summarize(recs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Counts, shares, clustered 95% intervals and run figures over some transcripts."""
+    agg = _empty()
+    for rec in recs:
+        _add(agg, rec)
+    agg["shares"] = shares(agg["counts"], agg["answered"])
+    agg["intervals"] = {k: stats.share(clusters(recs, k)).to_dict() for k in KEYS}
+    agg["figures"] = figures(recs)
+    return agg
+
+
+def clusters(recs: Iterable[dict[str, Any]], bucket: str) -> list[tuple[int, int]]:
+    """(calls in ``bucket``, answered calls) per transcript: the clusters of the intervals."""
+    return [(rec["counts"][bucket], rec["answered"]) for rec in recs]
+
+
+def figures(recs: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Medians over runs, as the reference harness's arm-comparison table shows them."""
+
+    def total(rec: dict[str, Any], key: str) -> float | None:
+        values = [r.get(key) for r in rec.get("runs", ())]
+        nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        return sum(nums) if nums else None
+
+    out: dict[str, float | None] = {
+        f"{kind}_calls": stats.median(rec.get("tools", {}).get(kind, 0) for rec in recs)
+        for kind in TOOL_KINDS
+    }
+    out["turns"] = stats.median(total(rec, "num_turns") for rec in recs)
+    out["duration_ms"] = stats.median(total(rec, "duration_ms") for rec in recs)
+    out["cost_usd"] = stats.median(total(rec, "total_cost_usd") for rec in recs)
+    return out
 
 
 def write_atomic(path: str, document: dict[str, Any]) -> None:

@@ -23,8 +23,17 @@ def clean(text: object) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), s)
 
 
-def _cell(count: int, answered: int) -> str:
-    return f"{count} ({count / answered:.0%})" if answered else str(count)
+def _pct(x: float) -> str:
+    return f"{x * 100:.0f}"
+
+
+def _cell(count: int, answered: int, interval: dict[str, Any] | None = None) -> str:
+    if not answered:
+        return str(count)
+    cell = f"{count} ({count / answered:.0%})"
+    if interval is not None:
+        cell += f" [{_pct(interval['lo'])}-{_pct(interval['hi'])}]"
+    return cell
 
 
 def arm_table(arms: dict[str, dict[str, Any]], pooled: dict[str, Any]) -> str:
@@ -37,7 +46,14 @@ def arm_table(arms: dict[str, dict[str, Any]], pooled: dict[str, Any]) -> str:
     ]
     for b in BUCKETS:
         rows.append(
-            [b.label, *(_cell(agg["counts"][b.key], agg["answered"]) for _, agg in columns), b.meaning]
+            [
+                b.label,
+                *(
+                    _cell(agg["counts"][b.key], agg["answered"], agg["intervals"][b.key])
+                    for _, agg in columns
+                ),
+                b.meaning,
+            ]
         )
     rows.append(["errored (not bucketed)", *(agg["errored"] for _, agg in columns), ""])
     rows.append(["concurrent (same message)", *(agg["concurrent"] for _, agg in columns), ""])
@@ -53,3 +69,34 @@ def call_line(index: int, call: dict[str, Any]) -> str:
     files = call["files"]
     plural = "" if files == 1 else "s"
     return clean(f'{index}.{where} "{query}" [{files} file{plural}] → {call["next"]}')
+
+
+def _signed(x: float) -> str:
+    return f"{x * 100:+.0f}"
+
+
+def comparison_table(cmp: dict[str, Any]) -> str:
+    """Each bucket's share in two arms and the difference with its 95% interval."""
+    kind = "paired by group" if cmp["paired"] else "unpaired"
+    headers = ["", clean(cmp["a"]), clean(cmp["b"]), f"difference, points [95%] ({kind})"]
+    rows = []
+    for b in BUCKETS:
+        d = cmp["buckets"][b.key]
+        rows.append([b.label, f"{d['a']:.0%}", f"{d['b']:.0%}",
+                     f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]"])  # fmt: skip
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+
+
+def baseline_table(arms: dict[str, Any]) -> str:
+    """Per arm and bucket: baseline share, this campaign's share, and the change."""
+    headers = ["arm", "bucket", "baseline", "now", "change, points [95%]"]
+    rows = []
+    for arm, cmp in arms.items():
+        if not (cmp["n_old"] or cmp["n_new"]):
+            continue
+        for b in BUCKETS:
+            d = cmp["buckets"][b.key]
+            old, new = f"{d['old']:.0%} (n={cmp['n_old']})", f"{d['new']:.0%} (n={cmp['n_new']})"
+            change = f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]"
+            rows.append([clean(arm), b.label, old, new, change])
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)

@@ -301,6 +301,8 @@ def test_a_failed_gate_fails_the_run_with_one_explicit_line(pytester, campaign, 
         "threshold": 0.9,
         "value": pytest.approx(2 / 3),
         "n": 3,
+        "on": "point",
+        "bound": None,
         "passed": False,
     }
 

@@ -80,6 +80,9 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         return True
 
     main = files[0]
+    # A subagent file judged alone (its session is not in the campaign): every
+    # line is a sidechain, and the subagent is the transcript's main thread.
+    alone = os.path.basename(main).startswith("agent-")
     for event in events(
         main, collector, decode_all=decode_all, also=lambda b: _SIDECHAIN.search(b) is not None
     ):
@@ -88,7 +91,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         if event.get("type") == "result":
             collector.run_summary(event)
             continue
-        if event.get("isSidechain") is True:
+        if event.get("isSidechain") is True and not alone:
             uuid = event.get("uuid")
             parent = event.get("parentUuid")
             root = root_of.get(parent) if isinstance(parent, str) else None
