@@ -5,12 +5,15 @@
 A small A/B campaign as a harness writes it: two repos, two runs each, the
 with-tool arm and the without-tool arm; one multi-turn run; a subagent; an
 interactive session with its subagent file; and a diagnostic sidecar that is
-not a transcript. The event shapes are Claude Code's (see tests/builders.py).
+not a transcript. Also ``examples/new-vs-baseline/``: a new build of the tool
+against the old one, 8 runs per repo and arm, for the comparison features.
+The event shapes are Claude Code's (see tests/builders.py).
 """
 
 from __future__ import annotations
 
 import json
+import random
 import shutil
 import sys
 from pathlib import Path
@@ -21,6 +24,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from builders import Run, response  # noqa: E402
 
 OUT = HERE / "campaign"
+OUT_NB = HERE / "new-vs-baseline"
 T = "/private/tmp/t-new"
 
 
@@ -205,14 +209,58 @@ def interactive_session(root: Path) -> None:
     )
 
 
+REACTIONS = {
+    # What the agent does after an explore, by bucket.
+    "explore_again": lambda r: r.step(r.explore("a narrower follow-up query"), response(["lib/utils.js"])),
+    "read_returned": lambda r: r.step(r.use("Read", file_path=f"{T}/lib/response.js", offset=200), "..."),
+    "read_missed": lambda r: r.step(r.use("Read", file_path=f"{T}/lib/view.js"), "..."),
+    "search": lambda r: r.step(r.use("Grep", pattern="etag", path="lib"), "lib/utils.js:42"),
+    "sufficient": lambda r: None,
+}
+
+
+def ab_run(session: str, rng: random.Random, weights: dict[str, float]) -> Run:
+    """A run of 1-4 explore calls whose reactions are drawn from ``weights``."""
+    r = Run(session)
+    for i in range(rng.randint(1, 4)):
+        r.step(
+            r.explore(f"question part {i + 1}"),
+            response(["lib/response.js", "lib/utils.js"], ["lib/view.js"]),
+        )
+        bucket = rng.choices(list(weights), list(weights.values()))[0]
+        REACTIONS[bucket](r)
+        if bucket == "sufficient":
+            break
+    r.finish("answer")
+    return r
+
+
+def new_vs_baseline() -> None:
+    """ab-new-vs-baseline: a new build against the old one, same questions, 8 runs each."""
+    rng = random.Random(7)
+    new = {
+        "explore_again": 0.15,
+        "read_returned": 0.05,
+        "read_missed": 0.05,
+        "search": 0.05,
+        "sufficient": 0.7,
+    }
+    old = {"explore_again": 0.35, "read_returned": 0.2, "read_missed": 0.05, "search": 0.1, "sufficient": 0.3}
+    for repo in ("express", "flask", "excalidraw"):
+        for i in range(1, 9):
+            ab_run(f"{repo}-new-{i}", rng, new).write(OUT_NB / repo / f"run-new-{i}.jsonl")
+            ab_run(f"{repo}-baseline-{i}", rng, old).write(OUT_NB / repo / f"run-baseline-{i}.jsonl")
+
+
 def write_jsonl(path: Path, events: list[dict]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
 
 
 def main() -> None:
-    if OUT.exists():
-        shutil.rmtree(OUT)
+    for out in (OUT, OUT_NB):
+        if out.exists():
+            shutil.rmtree(out)
     express_with_1().write(OUT / "express/run1/run-headless-with.jsonl")
     express_with_1_turn2().write(OUT / "express/run1/run-headless-with.t2.jsonl")
     express_with_1_turn3().write(OUT / "express/run1/run-headless-with.t3.jsonl")
@@ -229,7 +277,8 @@ def main() -> None:
     without("excalidraw-without-2", []).write(OUT / "excalidraw/run2/run-headless-without.jsonl")
     write_jsonl(OUT / "express/run1/explore-new.jsonl", [{"query": "res.send", "files": 2, "ms": 41}])
     interactive_session(OUT)
-    print(f"wrote {OUT}")
+    new_vs_baseline()
+    print(f"wrote {OUT} and {OUT_NB}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,8 @@ from .gates import Gate, Outcome
 from .report import SCHEMA, aggregate, clusters
 
 SUPPORTED_SCHEMAS = (SCHEMA,)
+#: Arm names that mean "the thing we compare against".
+REFERENCE_ARMS = frozenset({"baseline", "base", "old", "without", "headless-without", "control"})
 
 
 class BaselineError(Exception):
@@ -35,7 +37,8 @@ def arm_pair(arms: dict[str, dict[str, Any]], chosen: Sequence[str] | None) -> t
     if chosen:
         return chosen[0], chosen[1]
     if len(arms) == 2 and all(agg["answered"] > 0 for agg in arms.values()):
-        a, b = arms
+        # The reference arm second, so the difference reads "new minus old".
+        a, b = sorted(arms, key=lambda arm: arm.lower() in REFERENCE_ARMS)
         return a, b
     return None
 

@@ -72,7 +72,7 @@ def call_line(index: int, call: dict[str, Any]) -> str:
 
 
 def _signed(x: float) -> str:
-    return f"{x * 100:+.0f}"
+    return f"{round(x * 100):+d}"  # round() first: no "-0"
 
 
 def comparison_table(cmp: dict[str, Any]) -> str:

@@ -33,14 +33,14 @@ def test_two_arms_with_calls_get_a_paired_comparison_table(pytester, dist):
     result = pytester.runpytest(f"--explore-suff={root}", *dist)
     result.stdout.fnmatch_lines(
         [
-            "*baseline*new*difference, points [[]95%] (paired by group)*",
-            "moved on / answered*25%*100%*-75 [[]*",
+            "*new*baseline*difference, points [[]95%] (paired by group)*",
+            "moved on / answered*100%*25%*+75 [[]*",
         ]
     )
     cmp = report(pytester)["comparison"]
-    assert (cmp["a"], cmp["b"], cmp["paired"]) == ("baseline", "new", True)
-    assert cmp["buckets"]["sufficient"]["diff"] == pytest.approx(-0.75)
-    assert cmp["buckets"]["sufficient"]["hi"] < 0
+    assert (cmp["a"], cmp["b"], cmp["paired"]) == ("new", "baseline", True)
+    assert cmp["buckets"]["sufficient"]["diff"] == pytest.approx(0.75)
+    assert cmp["buckets"]["sufficient"]["lo"] > 0
 
 
 def test_arms_that_ran_different_groups_are_compared_unpaired(pytester):

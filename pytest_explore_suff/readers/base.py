@@ -44,7 +44,7 @@ def looks_like_event(obj: dict[str, Any]) -> bool:
     ``{"type": "assistant", "message": {...}}`` in a copied repository does not.
     """
     kind = obj.get("type")
-    if kind not in EVENT_TYPES:
+    if not isinstance(kind, str) or kind not in EVENT_TYPES:  # a list or dict is not hashable
         return False
     if any(key in obj for key in _IDENTITY):
         return True
