@@ -23,10 +23,18 @@ from .terminal import SMALL_ARM_CALLS, arm_table, baseline_table, call_line, cle
 
 DEFAULT_JSON = "explore-suff.json"
 RECORD_ATTR = "explore_suff"  # the report attribute a transcript's record travels on
+IGNORED_KEY = "explore_suff_ignored"  # workeroutput key: the files a worker's collection ignored
 
 campaign_key = pytest.StashKey["Campaign"]()
 settings_key = pytest.StashKey["Settings"]()
 reporter_key = pytest.StashKey["Reporter"]()
+
+
+#: Transcript flags that keep a run out of the aggregates, and why (as the reference harness does).
+EXCLUSIONS = {
+    "raced": "raced (an MCP call was answered 'No such tool available': a start-up race)",
+    "contaminated": "contaminated (the arm ran the codegraph CLI through Bash)",
+}
 
 
 class ExploreSuffWarning(UserWarning):
@@ -289,6 +297,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.pluginmanager.unregister(reporter)
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    campaign = session.config.stash.get(campaign_key, None)
+    if workeroutput is not None and campaign is not None:
+        workeroutput[IGNORED_KEY] = campaign.ignored
+
+
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     settings = parent.config.stash.get(settings_key, None)
     if settings is not None and settings.root is not None and str(path) == settings.root:
@@ -327,22 +342,22 @@ class TranscriptItem(pytest.Item):
         except TranscriptError as exc:
             self.record = record(t, root, status="error", reason=str(exc))
             raise
+        except Exception as exc:  # a bug of ours: fail this item, keep the transcript in the report
+            self.record = record(
+                t, root, status="error", reason=f"internal error: {type(exc).__name__}: {exc}"
+            )
+            raise
         for note in (*t.notes, *collector.warnings):
             warnings.warn(ExploreSuffWarning(f"{clean(t.path)}: {clean(note)}"), stacklevel=1)
         if settings.strict and collector.corrupt:
             reason = f"{collector.corrupt} corrupt line(s) (--explore-suff-strict)"
             self.record = record(t, root, status="error", verdict=verdict, collector=collector, reason=reason)
             raise TranscriptError(reason)
-        flags = [name for name in ("raced", "contaminated") if getattr(verdict, name)]
-        excluded = bool(flags) and not settings.keep_excluded
-        reason = ""
-        if excluded:
-            reason = " and ".join(flags) + (
-                " (an MCP call was answered 'No such tool available': a start-up race)" if "raced" in flags
-                else " (the arm ran the codegraph CLI through Bash)"
-            )  # fmt: skip
-        self.record = record(t, root, status="skipped" if excluded else "classified", reason=reason,
-                             verdict=verdict, collector=collector)  # fmt: skip
+        why = [EXCLUSIONS[flag] for flag in EXCLUSIONS if getattr(verdict, flag)]
+        excluded = bool(why) and not settings.keep_excluded
+        reason = "; ".join(why) if excluded else ""
+        status = "skipped" if excluded else "classified"
+        self.record = record(t, root, status=status, reason=reason, verdict=verdict, collector=collector)
         self.user_properties += [("answered", verdict.answered), ("sufficient", verdict.counts["sufficient"])]
         if excluded:
             # Reported at the transcript, not at this line of the plugin.
@@ -378,20 +393,27 @@ class Reporter:
         self.document: dict[str, Any] | None = None
         self.notes: list[str] = []
         self.json_error: str | None = None
+        self.ignored: list[dict[str, str]] | None = None
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = getattr(report, RECORD_ATTR, None)
         if rec is not None:
             self.records[rec["path"]] = rec
-        elif report.when == "call" and report.failed and self.settings.root:
-            # A failure outside our runtest (an unexpected exception): keep it visible.
-            pass
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        # xdist: the workers collected, so the ignored files come from one of them.
+        ignored = getattr(node, "workeroutput", {}).get(IGNORED_KEY)
+        if ignored is not None and self.ignored is None:
+            self.ignored = ignored
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         campaign = self.config.stash.get(campaign_key, None)
-        if campaign is None:  # under xdist the workers collected; list ignored files here
-            campaign = discover(self.settings.root or ".", self.settings.pattern)
+        if campaign is not None:
+            self.ignored = campaign.ignored
+        elif self.ignored is None:  # xdist workers that died before reporting: look again
+            self.ignored = discover(self.settings.root or ".", self.settings.pattern).ignored
         records = [self.records[k] for k in sorted(self.records)]
         arms, pooled = aggregate(records)
         settings = self.settings
@@ -400,7 +422,7 @@ class Reporter:
             self.outcomes += sample_size(settings.min_calls, arms)
         pair = arm_pair(arms, settings.compare)
         comparison = None
-        self.notes: list[str] = []
+        self.notes = []
         if pair and all(arms.get(a, {}).get("answered") for a in pair):
             comparison = compare_arms(records, *pair)
         elif settings.compare:
@@ -429,7 +451,7 @@ class Reporter:
             "baseline": baseline,
             "gates": [o.to_dict() for o in self.outcomes],
             "transcripts": records,
-            "ignored": campaign.ignored,
+            "ignored": self.ignored,
         }
         self.config.hook.pytest_explore_suff_update_json(config=self.config, report=self.document)
         if self.settings.json:

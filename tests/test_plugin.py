@@ -54,6 +54,8 @@ def test_the_summary_shows_each_arm_bucket_by_bucket(pytester, campaign, dist):
 
 
 def test_plain_and_xdist_runs_write_the_same_report(pytester, campaign):
+    (campaign / "explore-new.jsonl").write_text('{"query": "x"}\n')  # ignored files come from the workers
+    raced_run().write(campaign / "express" / "run9" / "run-headless-with.jsonl")
     pytester.runpytest(f"--explore-suff={campaign}", "--explore-suff-json=plain.json")
     pytester.runpytest(f"--explore-suff={campaign}", "-n", "2", "--explore-suff-json=dist.json")
     assert (pytester.path / "plain.json").read_bytes() == (pytester.path / "dist.json").read_bytes()
