@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -54,9 +54,27 @@ class Verdict:
     contaminated: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["flags"] = {"raced": data.pop("raced"), "contaminated": data.pop("contaminated")}
-        return data
+        # By hand: dataclasses.asdict deep-copies, and this runs once per transcript.
+        return {
+            "answered": self.answered,
+            "counts": dict(self.counts),
+            "errored": self.errored,
+            "concurrent": self.concurrent,
+            "calls": [
+                {
+                    "id": c.id,
+                    "thread": c.thread,
+                    "query": c.query,
+                    "files": c.files,
+                    "bucket": c.bucket,
+                    "next": c.next,
+                    "named": c.named,
+                    "truncated": c.truncated,
+                }
+                for c in self.calls
+            ],
+            "flags": {"raced": self.raced, "contaminated": self.contaminated},
+        }
 
 
 def norm_path(path: str) -> str:
@@ -98,12 +116,24 @@ def _marker(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.MULTILINE)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Response:
+    text: str
     returned: tuple[str, ...]
-    mentioned: frozenset[str]
     earlier: tuple[str, ...]
     saved_to: str | None  # D4: where a persisted-output stub says the rest is
+    _mentioned: frozenset[str] | None = None
+
+    @property
+    def mentioned(self) -> frozenset[str]:
+        """Path-shaped tokens anywhere in the response; only a read of an
+        unreturned file needs them, so they are found on first use."""
+        if self._mentioned is None:
+            # A token needs a "/" and cannot cross a newline: scan only lines
+            # that have one (the regex backtracks on long runs of word characters).
+            lines = [line for line in self.text.split("\n") if "/" in line]
+            self._mentioned = frozenset(norm_path(m) for line in lines for m in PATH_TOKEN.findall(line))
+        return self._mentioned
 
 
 def _is_file_access(action: Action) -> bool:
@@ -212,12 +242,7 @@ def classify(collector: Collector) -> Verdict:
             returned = tuple(dict.fromkeys(norm_path(m) for m in marker.findall(text)))
             truncated = text.lstrip().startswith(PERSISTED)
             saved = SAVED_TO.search(text) if truncated else None
-            response = _Response(
-                returned,
-                frozenset(norm_path(m) for m in PATH_TOKEN.findall(text)),
-                tuple(earlier),
-                norm_path(saved.group(1)) if saved else None,
-            )
+            response = _Response(text, returned, tuple(earlier), norm_path(saved.group(1)) if saved else None)
             bucket, label, named, concurrent = _judge(actions, i, collector, response, spec)
             verdict.concurrent += concurrent
             verdict.counts[bucket] += 1

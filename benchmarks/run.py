@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+"""Is the plugin fast on big campaigns? One run measures it against a floor.
+
+    .venv/bin/python benchmarks/run.py            # full size: ~100 MB, ~1 GB, 10,000 small (minutes)
+    .venv/bin/python benchmarks/run.py --quick    # tiny sizes, CI smoke test (< 60 s)
+    .venv/bin/python benchmarks/run.py --sizes big=200,huge=500,small=5000 --reps 7
+    .venv/bin/python benchmarks/run.py --sizes 0.25   # every full size times 0.25
+
+Campaigns are generated with ``benchmarks/generate.py`` under a temporary
+directory (``--workdir``; never inside the project) and deleted at the end
+unless ``--keep``. Every figure is the median of several repetitions, run
+interleaved (each repetition runs every command once, in a rotated order) so
+that a noisy neighbour slows all of them alike. The targets:
+
+- plugin / floor wall time on the ~100 MB campaign <= 2.0, where the plugin is
+  the whole ``pytest -p no:cacheprovider --explore-suff=DIR --explore-suff-json=F -q``
+  process and the floor a bare ``python -c`` that reads every line of the same
+  files and decodes each with orjson;
+- per-item overhead < 1 ms: (plugin on 10,000 small transcripts - plugin on 10)
+  per extra transcript, minus the floor's cost per extra file;
+- peak RSS of the plugin process on the ~1 GB campaign < 150 MB;
+- ``-n 2`` at least 1.5x faster than ``-n 0`` on the ~100 MB campaign.
+
+By default the commands run with bytecode caching on (``PYTHONPYCACHEPREFIX``
+under the workdir, ``PYTHONDONTWRITEBYTECODE`` dropped), as in a normal
+install; ``--inherit-env`` measures the current environment as is.
+``--pytest-args`` appends to every pytest command (``-p no:hypothesispytest``
+measures without the hypothesis plugin a test venv carries).
+
+The plugin's verdicts are also checked against the generator's truth file, and
+the ``-n 2`` report against the ``-n 0`` one. Exit status: 0 whether targets
+are met or missed (each is marked PASS or MISS); 1 when a command failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE.parent
+GENERATE = HERE / "generate.py"
+
+FULL = {"big": 100.0, "huge": 1000.0, "small": 10_000, "base": 10}
+QUICK = {"big": 4.0, "huge": 12.0, "small": 300, "base": 10}
+
+FLOOR = r"""
+import os, sys
+import orjson
+loads = orjson.loads
+n = 0
+for top, dirs, files in os.walk(sys.argv[1]):
+    for name in files:
+        if name.endswith(".jsonl"):
+            with open(os.path.join(top, name), "rb") as fh:
+                for line in fh:
+                    if line.strip():
+                        loads(line)
+                        n += 1
+print(n, "lines decoded")
+"""
+
+
+@dataclass
+class Campaign:
+    name: str
+    path: Path
+    truth: Path
+    args: list[str]  # generator arguments after the root
+    transcripts: int = 0
+    bytes: int = 0
+    generated: bool = False
+
+
+@dataclass
+class Measure:
+    name: str
+    campaign: str
+    kind: str  # "plugin" | "floor"
+    extra: tuple[str, ...] = ()
+    reps: int = 0
+    walls: list[float] = field(default_factory=list)
+    rss_kb: list[int] = field(default_factory=list)
+    summary: str = ""
+    exit_codes: list[int] = field(default_factory=list)
+    cmd: list[str] = field(default_factory=list)
+    json: Path | None = None
+
+
+def machine() -> list[str]:
+    model = "?"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = "?"
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem = f"{int(line.split()[1]) / 1024 / 1024:.1f} GiB"
+    except OSError:
+        pass
+    try:
+        affinity = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        affinity = os.cpu_count()
+
+    def version(mod: str) -> str:
+        try:
+            from importlib.metadata import version as v
+
+            return v(mod)
+        except Exception:
+            return "not installed"
+
+    return [
+        f"machine: nproc={affinity} (cpu_count={os.cpu_count()}), CPU: {model}, RAM: {mem}",
+        f"python {platform.python_version()} ({sys.executable}), {platform.platform()}",
+        f"pytest {version('pytest')}, pytest-xdist {version('pytest-xdist')}, orjson {version('orjson')}, "
+        f"pytest-explore-suff {version('pytest-explore-suff')}",
+        f"at start: {contention()}",
+    ]
+
+
+def contention() -> str:
+    """Load average and CPU pressure: how much others used the machine."""
+    text = "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+    try:
+        some = Path("/proc/pressure/cpu").read_text().splitlines()[0].split()[1:3]
+        text += ", CPU pressure (share of time some task waited for a CPU) " + " ".join(some)
+    except (OSError, IndexError):
+        pass
+    return text
+
+
+def parse_sizes(text: str | None, base: dict[str, float]) -> dict[str, float]:
+    sizes = dict(base)
+    if not text:
+        return sizes
+    try:
+        factor = float(text)
+    except ValueError:
+        for part in text.split(","):
+            key, _, value = part.partition("=")
+            if key.strip() not in sizes or not value:
+                raise SystemExit(
+                    f"--sizes: expected FACTOR or big=MB,huge=MB,small=N,base=N; got {part!r}"
+                ) from None
+            sizes[key.strip()] = float(value)
+        return sizes
+    for key in ("big", "huge", "small"):
+        sizes[key] = base[key] * factor
+    return sizes
+
+
+def run_timed(cmd: list[str], log: Path, cwd: Path, env: dict[str, str]) -> tuple[float, int, int]:
+    """(wall seconds, exit code, max RSS in KB of the process and its waited-for children)."""
+    with open(log, "wb") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return wall, proc.returncode, usage.ru_maxrss
+
+
+def last_line(log: Path) -> str:
+    lines = [x for x in log.read_text(errors="replace").splitlines() if x.strip()]
+    return lines[-1].strip("= ") if lines else "(no output)"
+
+
+def compare_truth(report: dict[str, Any], truth: dict[str, Any]) -> tuple[int, int, list[str]]:
+    records = {r["path"]: r for r in report.get("transcripts", [])}
+    keys = ("status", "answered", "errored", "concurrent", "counts")
+    bad: list[str] = []
+    for t in truth["transcripts"]:
+        r = records.get(t["path"])
+        if r is None:
+            bad.append(f"{t['path']}: not in the report")
+            continue
+        got = {k: r.get(k) for k in keys}
+        want = {k: t[k] for k in keys}
+        if got != want:
+            diff = {k: (got[k], want[k]) for k in keys if got[k] != want[k]}
+            bad.append(f"{t['path']}: (plugin, expected) {diff}")
+    extra = set(records) - {t["path"] for t in truth["transcripts"]}
+    bad += [f"{p}: in the report, not generated" for p in sorted(extra)]
+    return len(truth["transcripts"]), len(bad), bad
+
+
+def fmt_s(x: float) -> str:
+    return f"{x:.3f}"
+
+
+def table(rows: list[list[str]], headers: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [headers, *rows]) for i in range(len(headers))]
+    line = "  ".join("-" * w for w in widths)
+    out = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True)), line]
+    out += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, 2 repetitions (CI smoke, < 60 s)")
+    parser.add_argument("--sizes", help="FACTOR, or big=MB,huge=MB,small=N,base=N (full: 100,1000,10000,10)")
+    parser.add_argument("--reps", type=int, help="repetitions per measurement (default 5; --quick 2)")
+    parser.add_argument("--huge-reps", type=int, help="repetitions on the huge campaign (default: <= 3)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workdir", help="where campaigns go (default: a fresh temporary directory)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated campaigns and logs")
+    parser.add_argument("--python", default=sys.executable, help="interpreter of the venv to measure")
+    parser.add_argument("--pytest-args", default="", help="more arguments for every pytest command, "
+                        "e.g. '-p no:hypothesispytest'")  # fmt: skip
+    parser.add_argument("--inherit-env", action="store_true", help="run the commands in this environment "
+                        "as is (default: bytecode caching on, under WORKDIR/pycache, as in a normal install)")
+    args = parser.parse_args(argv)
+
+    sizes = parse_sizes(args.sizes, QUICK if args.quick else FULL)
+    reps = args.reps or (2 if args.quick else 5)
+    huge_reps = args.huge_reps or min(reps, 3)
+    py = args.python
+    pytest_exe = Path(py).parent / "pytest"
+    pytest_cmd = [str(pytest_exe)] if pytest_exe.exists() else [py, "-m", "pytest"]
+
+    print("\n".join(machine()))
+    print(
+        f"sizes: big={sizes['big']:g} MB, huge={sizes['huge']:g} MB, small={int(sizes['small'])} "
+        f"transcripts, base={int(sizes['base'])} transcripts; {reps} repetitions ({huge_reps} on huge); "
+        f"seed {args.seed}"
+    )
+
+    own_workdir = args.workdir is None
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="explore-suff-bench-")).resolve()
+    if workdir == PROJECT or PROJECT in workdir.parents:
+        raise SystemExit(f"--workdir {workdir} is inside the project: use a temporary directory")
+    workdir.mkdir(parents=True, exist_ok=True)
+    (workdir / "logs").mkdir(exist_ok=True)
+    (workdir / "json").mkdir(exist_ok=True)
+    cwd = workdir / "cwd"  # an empty directory: no ini file of any project applies
+    cwd.mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS")}
+    env["PY_COLORS"] = "0"
+    print(f"workdir: {workdir}")
+    if not args.inherit_env:
+        # PYTHONDONTWRITEBYTECODE makes every start compile pytest (and rewrite the asserts of every
+        # plugin) from source: seconds that a normal install never pays. Cache bytecode instead, in
+        # the workdir, so that nothing is written next to the sources.
+        if env.pop("PYTHONDONTWRITEBYTECODE", None):
+            print("note: PYTHONDONTWRITEBYTECODE is set here; the commands run without it, with their "
+                  "bytecode cached under WORKDIR/pycache (--inherit-env to measure as is)")  # fmt: skip
+        env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
+    hypothesis = subprocess.run([py, "-c", "import _hypothesis_pytestplugin"], capture_output=True,
+                                check=False).returncode == 0  # fmt: skip
+    if hypothesis and "hypothesispytest" not in args.pytest_args:
+        print("note: hypothesis's pytest plugin is installed in this venv and loads with every pytest "
+              "start (--pytest-args='-p no:hypothesispytest' to measure without it)")  # fmt: skip
+
+    seed = str(args.seed)
+    campaigns = {
+        "big": Campaign("big", workdir / "big", workdir / "big.truth.json",
+                        ["--size-mb", f"{sizes['big']:g}", "--seed", seed]),
+        "huge": Campaign("huge", workdir / "huge", workdir / "huge.truth.json",
+                         ["--size-mb", f"{sizes['huge']:g}", "--seed", str(args.seed + 1)]),
+        "small": Campaign("small", workdir / "small", workdir / "small.truth.json",
+                          ["--small", str(int(sizes["small"])), "--seed", seed]),
+        "base": Campaign("base", workdir / "base", workdir / "base.truth.json",
+                         ["--small", str(int(sizes["base"])), "--seed", seed]),
+    }  # fmt: skip
+
+    free = shutil.disk_usage(workdir).free
+    need = (sizes["big"] + sizes["huge"]) * 1.1e6 + sizes["small"] * 12_000 + 2e8
+    if free < need:
+        print(f"disk: {free / 1e9:.1f} GB free in {workdir}, ~{need / 1e9:.1f} GB needed: skipping 'huge'")
+        del campaigns["huge"]
+    else:
+        print(f"disk: {free / 1e9:.1f} GB free in {workdir}, ~{need / 1e9:.1f} GB needed")
+
+    failed = False
+    try:
+        print("\n== generating campaigns")
+        for c in campaigns.values():
+            stamp = workdir / f"{c.name}.stamp"
+            if stamp.exists() and stamp.read_text() == json.dumps(c.args) and c.path.is_dir():
+                print(f"{c.name}: reusing {c.path}")
+            else:
+                t0 = time.perf_counter()
+                cmd = [py, str(GENERATE), str(c.path), *c.args, "--truth", str(c.truth), "--force"]
+                done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+                if done.returncode != 0:
+                    print(f"generator failed: {' '.join(cmd)}\n{done.stdout}{done.stderr}")
+                    return 1
+                c.generated = True
+                stamp.write_text(json.dumps(c.args))
+                print(f"{c.name}: {done.stdout.strip()} [wall {time.perf_counter() - t0:.1f} s]")
+            truth = json.loads(c.truth.read_text())
+            c.transcripts = len(truth["transcripts"])
+            c.bytes = sum(f.stat().st_size for f in c.path.rglob("*.jsonl"))
+
+        xdist = subprocess.run([py, "-c", "import xdist"], capture_output=True, check=False).returncode == 0
+        measures = [
+            Measure("plugin", "big", "plugin"),
+            Measure("floor", "big", "floor"),
+            Measure("plugin -n 0", "big", "plugin", ("-n", "0")),
+            Measure("plugin -n 2", "big", "plugin", ("-n", "2")),
+            Measure("plugin", "small", "plugin"),
+            Measure("plugin", "base", "plugin"),
+            Measure("floor", "small", "floor"),
+            Measure("floor", "base", "floor"),
+            Measure("plugin", "huge", "plugin"),
+            Measure("floor", "huge", "floor"),
+        ]
+        if not xdist:
+            print("pytest-xdist is not installed: the -n measurements are skipped")
+        measures = [m for m in measures if m.campaign in campaigns and (xdist or not m.extra)]
+        more_args = shlex.split(args.pytest_args)
+        for m in measures:
+            m.reps = huge_reps if m.campaign == "huge" else reps
+            c = campaigns[m.campaign]
+            slug = f"{m.campaign}-{m.name.replace(' ', '')}"
+            if m.kind == "plugin":
+                m.json = workdir / "json" / f"{slug}.json"
+                m.cmd = [*pytest_cmd, "-p", "no:cacheprovider", f"--explore-suff={c.path}",
+                         f"--explore-suff-json={m.json}", "-q", *m.extra, *more_args]  # fmt: skip
+            else:
+                m.cmd = [py, "-c", FLOOR, str(c.path)]
+
+        print("\n== commands (cwd: an empty directory)")
+        for m in measures:
+            shown = [("<FLOOR>" if part == FLOOR else part) for part in m.cmd]
+            print(f"{m.campaign:>5} {m.name:<12} {' '.join(shown)}")
+        print(f"FLOOR = {FLOOR.strip()!r}")
+
+        print("\n== warm-up (not measured)")
+        for m in measures:
+            # --quick: one plugin and one floor run compile and cache what all need
+            if m.campaign != "huge" and (not args.quick or (m.campaign == "base")):
+                wall, code, _ = run_timed(m.cmd, workdir / "logs" / "warmup.log", cwd, env)
+                print(f"{m.campaign:>5} {m.name:<12} {wall:7.2f} s  exit {code}")
+
+        print("\n== measuring")
+        t_start = time.perf_counter()
+        for rep in range(reps):
+            due = [m for m in measures if rep < m.reps]
+            k = rep % len(due)
+            order = due[k:] + due[:k]  # rotated: no measurement always runs first or after the heaviest
+            cells = []
+            for m in order:
+                log = workdir / "logs" / f"{m.campaign}-{m.name.replace(' ', '')}-{rep}.log"
+                wall, code, rss = run_timed(m.cmd, log, cwd, env)
+                m.walls.append(wall)
+                m.rss_kb.append(rss)
+                m.exit_codes.append(code)
+                if rep == 0:
+                    m.summary = last_line(log)
+                if code != 0:
+                    failed = True
+                    print(f"  FAILED (exit {code}): {' '.join(m.cmd[:3])}... see {log}")
+                cells.append(f"{m.campaign}/{m.name}={wall:.2f}")
+            print(f"rep {rep + 1}/{reps}: " + ", ".join(cells))
+        print(f"measuring took {time.perf_counter() - t_start:.0f} s; at the end: {contention()}")
+
+        def get(campaign: str, name: str) -> Measure | None:
+            return next((m for m in measures if m.campaign == campaign and m.name == name), None)
+
+        med = {(m.campaign, m.name): statistics.median(m.walls) for m in measures}
+
+        print("\n== raw figures (seconds of wall time; RSS = peak of the process and its children)")
+        rows = []
+        for m in measures:
+            c = campaigns[m.campaign]
+            wall = med[(m.campaign, m.name)]
+            rows.append([
+                m.campaign, f"{c.bytes / 1e6:.1f} MB / {c.transcripts}", m.name, str(len(m.walls)),
+                fmt_s(wall), fmt_s(min(m.walls)), fmt_s(max(m.walls)),
+                f"{statistics.median(m.rss_kb) / 1024:.0f} MB", f"{c.bytes / 1e6 / wall:.1f}",
+                ",".join(map(str, sorted(set(m.exit_codes)))), m.summary[:60],
+            ])  # fmt: skip
+        print(table(rows, ["campaign", "size / transcripts", "command", "n", "median", "min", "max",
+                           "max RSS", "MB/s", "exit", "output (last line)"]))  # fmt: skip
+
+        print("\n== targets")
+        results: list[list[str]] = []
+
+        def verdict(ok: bool | None) -> str:
+            return "n/a" if ok is None else ("PASS" if ok else "MISS")
+
+        p, f = get("big", "plugin"), get("big", "floor")
+        if p and f:
+            ratio = med[("big", "plugin")] / med[("big", "floor")]
+            paired = sorted(a / b for a, b in zip(p.walls, f.walls, strict=True))
+            results.append([f"plugin / floor wall time, {campaigns['big'].bytes / 1e6:.0f} MB campaign",
+                            f"{ratio:.2f}x (paired per rep {paired[0]:.2f}-{paired[-1]:.2f})", "<= 2.0",
+                            verdict(ratio <= 2.0)])  # fmt: skip
+        if all(get(c, k) for c in ("small", "base") for k in ("plugin", "floor")):
+            n_small, n_base = campaigns["small"].transcripts, campaigns["base"].transcripts
+            plugin_item = (med[("small", "plugin")] - med[("base", "plugin")]) / (n_small - n_base)
+            floor_item = (med[("small", "floor")] - med[("base", "floor")]) / (n_small - n_base)
+            overhead = (plugin_item - floor_item) * 1000
+            results.append([
+                f"per-item overhead ({n_small} vs {n_base} small transcripts)",
+                f"{overhead:.3f} ms (plugin {plugin_item * 1000:.3f} - floor {floor_item * 1000:.3f})",
+                "< 1 ms", verdict(overhead < 1.0),
+            ])  # fmt: skip
+        h = get("huge", "plugin")
+        if h:
+            rss = statistics.median(h.rss_kb) / 1024
+            results.append([
+                f"peak RSS of the plugin, {campaigns['huge'].bytes / 1e6:.0f} MB campaign",
+                f"{rss:.0f} MB (max {max(h.rss_kb) / 1024:.0f})", "< 150 MB", verdict(rss < 150),
+            ])  # fmt: skip
+        else:
+            results.append(["peak RSS of the plugin, ~1 GB campaign", "skipped (disk)", "< 150 MB", "n/a"])
+        n0, n2 = get("big", "plugin -n 0"), get("big", "plugin -n 2")
+        if n0 and n2:
+            t0, t2 = med[("big", "plugin -n 0")], med[("big", "plugin -n 2")]
+            results.append([
+                f"-n 2 speed-up over -n 0, {campaigns['big'].bytes / 1e6:.0f} MB campaign",
+                f"{t0 / t2:.2f}x ({t0:.2f} s -> {t2:.2f} s)", ">= 1.5x", verdict(t0 / t2 >= 1.5),
+            ])  # fmt: skip
+        else:
+            results.append(["-n 2 speed-up over -n 0", "skipped (no xdist)", ">= 1.5x", "n/a"])
+        print(table(results, ["target", "value", "goal", "verdict"]))
+        if args.quick:
+            print("(--quick: the sizes are too small for these verdicts to mean anything)")
+
+        print("\n== checks")
+        for m in measures:
+            if m.kind != "plugin" or m.json is None:
+                continue
+            c = campaigns[m.campaign]
+            try:
+                report = json.loads(m.json.read_text())
+            except (OSError, ValueError) as exc:
+                print(f"{m.campaign}/{m.name}: no readable JSON report ({exc})")
+                failed = True
+                continue
+            total, nbad, bad = compare_truth(report, json.loads(c.truth.read_text()))
+            statuses: dict[str, int] = {}
+            for r in report["transcripts"]:
+                statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+            ok = "agree" if not nbad else "DISAGREE"
+            print(
+                f"{m.campaign}/{m.name}: verdicts {ok} with the generator's truth on {total - nbad}/{total} "
+                f"transcripts; statuses {statuses}; ignored {len(report.get('ignored', []))}"
+            )
+            for line in bad[:5]:
+                print(f"    {line}")
+        if n0 and n2 and n0.json and n2.json:
+            a, b = json.loads(n0.json.read_text()), json.loads(n2.json.read_text())
+            same = a["transcripts"] == b["transcripts"] and a["arms"] == b["arms"]
+            print(f"big: the -n 2 report {'equals' if same else 'DIFFERS FROM'} the -n 0 report")
+    finally:
+        if args.keep:
+            print(f"\nkept: {workdir}")
+        else:
+            for c in campaigns.values():
+                if c.generated:
+                    shutil.rmtree(c.path, ignore_errors=True)
+                    for leftover in (c.truth, workdir / f"{c.name}.stamp"):
+                        leftover.unlink(missing_ok=True)
+            if own_workdir:
+                shutil.rmtree(workdir, ignore_errors=True)
+            else:
+                shutil.rmtree(workdir / "pycache", ignore_errors=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
