@@ -74,7 +74,7 @@ def kind_of(event: dict[str, Any]) -> str:
     return "interactive" if interactive else "stream-json"
 
 
-def _shown(rel: str) -> str:
+def shown(rel: str) -> str:
     """A relative path as the report can carry it: a name that is not UTF-8
     (undecodable bytes, kept by the OS as surrogates) gets its bytes escaped."""
     try:
@@ -99,7 +99,7 @@ def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
             entries = list(os.scandir(os.path.join(root, rel_dir)))
         except OSError as exc:
             reason = f"unreadable directory: {exc.strerror}"
-            ignored.append({"path": _shown(rel_dir or "."), "reason": reason})
+            ignored.append({"path": shown(rel_dir or "."), "reason": reason})
             continue
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
@@ -110,8 +110,8 @@ def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
                     continue
                 if not entry.name.endswith(".jsonl"):
                     continue
-                if (shown := _shown(rel)) != rel:
-                    ignored.append({"path": shown, "reason": "file name is not valid UTF-8, not read"})
+                if (printable := shown(rel)) != rel:
+                    ignored.append({"path": printable, "reason": "file name is not valid UTF-8, not read"})
                     continue
                 target = None
                 if entry.is_symlink():

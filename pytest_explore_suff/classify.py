@@ -22,7 +22,54 @@ SEARCH_TOOLS = frozenset({"Grep", "Glob"})
 
 # A path-shaped token: one or more `dir/` components, then a name with an
 # extension. ASCII classes on purpose: the reference is JavaScript, whose \w is ASCII.
+# As one regex, `(?:[\w@.+-]+/)+[\w@.+-]+\.[A-Za-z]\w*`, it backtracks
+# quadratically on long runs of path characters; `path_tokens` finds exactly
+# its matches in linear time.
 PATH_TOKEN = re.compile(r"(?:[\w@.+-]+/)+[\w@.+-]+\.[A-Za-z]\w*", re.ASCII)
+_PATH_RUN = re.compile(r"[\w@.+\-/]+", re.ASCII)
+_NAME_EXT = re.compile(r"[\w@.+-]+\.[A-Za-z]\w*", re.ASCII)
+
+
+def path_tokens(text: str) -> list[str]:
+    """What ``PATH_TOKEN.findall(text)`` returns, without its quadratic worst case.
+
+    A match lies inside a run of path characters. Split the run at ``/``: a
+    match is whole components ``parts[i..b-1]`` followed by the longest
+    ``name.ext`` prefix of ``parts[b]``, with the largest such ``b`` (the
+    regex's greedy repetition). If no ``b`` works for the first component of
+    a chain of non-empty parts, none works for a later one, so the scan moves
+    past the chain.
+    """
+    found: list[str] = []
+    for run in _PATH_RUN.findall(text):
+        if "/" not in run:
+            continue
+        parts = run.split("/")
+        n = len(parts)
+        i = 0
+        while i < n:
+            if not parts[i]:
+                i += 1
+                continue
+            k = i
+            while k + 1 < n and parts[k + 1]:
+                k += 1
+            b, m = k, None
+            while b > i and (m := _NAME_EXT.match(parts[b])) is None:
+                b -= 1
+            if m is None:
+                i = k + 1
+                continue
+            end = m.end()
+            found.append("/".join(parts[i:b]) + "/" + parts[b][:end])
+            if end < len(parts[b]):  # the rest of the part starts the next search
+                parts[b] = parts[b][end:]
+                i = b
+            else:
+                i = b + 1
+    return found
+
+
 PERSISTED = "<persisted-output>"
 SAVED_TO = re.compile(r"Full output saved to:\s*(\S+)")
 
@@ -129,10 +176,7 @@ class _Response:
         """Path-shaped tokens anywhere in the response; only a read of an
         unreturned file needs them, so they are found on first use."""
         if self._mentioned is None:
-            # A token needs a "/" and cannot cross a newline: scan only lines
-            # that have one (the regex backtracks on long runs of word characters).
-            lines = [line for line in self.text.split("\n") if "/" in line]
-            self._mentioned = frozenset(norm_path(m) for line in lines for m in PATH_TOKEN.findall(line))
+            self._mentioned = frozenset(norm_path(m) for m in path_tokens(self.text))
         return self._mentioned
 
 

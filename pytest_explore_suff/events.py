@@ -94,7 +94,9 @@ def _arg(name: str, data: Any, spec: ToolSpec) -> str:
     try:  # a query that is not a string is shown as the JSON it was
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
-        return str(value)
+        # Nested deeper than the encoder goes (orjson decodes 1024 levels,
+        # json.dumps and str() recurse): no text is worth a crash.
+        return f"<unprintable {type(value).__name__}>"
 
 
 @dataclass

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from . import hookspecs, judge
-from .campaign import Transcript, discover
+from .campaign import Transcript, discover, shown
 from .compare import BaselineError, arm_pair, compare_arms, compare_baseline, drop_gates, load_baseline
 from .events import ToolSpec
 from .gates import GATES, Gate, Outcome, evaluate, parse_threshold, sample_size
@@ -307,6 +307,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     settings = parent.config.stash.get(settings_key, None)
     if settings is not None and settings.root is not None and str(path) == settings.root:
+        if shown(str(path)) != str(path):
+            # Not UTF-8: pytest writes node ids to its cache as UTF-8, so escape ours.
+            return CampaignDir.from_parent(parent, path=path, name=shown(path.name), nodeid=shown(path.name))
         return CampaignDir.from_parent(parent, path=path)
     return None
 
@@ -347,8 +350,8 @@ class TranscriptItem(pytest.Item):
                 t, root, status="error", reason=f"internal error: {type(exc).__name__}: {exc}"
             )
             raise
-        for note in (*t.notes, *collector.warnings):
-            warnings.warn(ExploreSuffWarning(f"{clean(t.path)}: {clean(note)}"), stacklevel=1)
+        for note in (*t.notes, *collector.warnings):  # pytest names the item; notes name the file
+            warnings.warn(ExploreSuffWarning(clean(note)), stacklevel=1)
         if settings.strict and collector.corrupt:
             reason = f"{collector.corrupt} corrupt line(s) (--explore-suff-strict)"
             self.record = record(t, root, status="error", verdict=verdict, collector=collector, reason=reason)
@@ -436,7 +439,7 @@ class Reporter:
             self.outcomes += drop_gates(baseline["arms"], settings.max_drop, settings.gate_on)
         self.document = {
             "schema": SCHEMA,
-            "campaign": self.settings.root,
+            "campaign": shown(self.settings.root or ""),
             "options": {
                 "tool": self.settings.spec.explore,
                 "family": self.settings.spec.family,
@@ -515,8 +518,8 @@ class Reporter:
             tr.write_line(f"unreadable: {len(errors)} transcript(s) (failed items)")
         if doc["ignored"]:
             tr.write_line(
-                f"ignored: {len(doc['ignored'])} .jsonl file(s) that are not transcripts "
-                "(listed in the JSON report)"
+                f"ignored: {len(doc['ignored'])} file(s) that are not transcripts or were not followed "
+                "(listed with reasons in the JSON report)"
             )
         if self.config.get_verbosity() > 0:
             for r in doc["transcripts"]:

@@ -128,6 +128,12 @@ def dumps(document: dict[str, Any]) -> bytes:
     return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
 
 
+def _umask() -> int:
+    mask = os.umask(0)  # the only way to read it is to set it
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: str, document: dict[str, Any]) -> None:
     """Write JSON so that readers see the old complete file or the new one, never half."""
     data = dumps(document)  # serialize first: a failure here leaves the old file alone
@@ -135,6 +141,9 @@ def write_atomic(path: str, document: dict[str, Any]) -> None:
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".explore-suff-", suffix=".tmp", dir=directory)
     try:
+        # mkstemp makes the file 0600 and os.replace keeps that: give the report
+        # the mode a plain open() would, so artifact uploaders can read it.
+        os.fchmod(fd, 0o666 & ~_umask())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

@@ -14,7 +14,9 @@ from .buckets import BUCKETS
 #: calls inside one run are correlated, so the real interval is wider.
 SMALL_ARM_CALLS = 30
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+# C0 and C1 controls (ANSI escapes start with one), line separators, and the
+# bidirectional marks and overrides that can reorder what a terminal shows.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u2069]")
 
 
 def clean(text: object) -> str:

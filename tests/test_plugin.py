@@ -101,7 +101,7 @@ def test_files_that_are_not_transcripts_are_ignored_and_listed(pytester, campaig
     (data / "rows.jsonl").write_text('{"id": 1}\n{"id": 2}\n')
     result = pytester.runpytest(f"--explore-suff={campaign}")
     result.assert_outcomes(passed=5)
-    result.stdout.fnmatch_lines(["ignored: 2 .jsonl file(s) that are not transcripts*"])
+    result.stdout.fnmatch_lines(["ignored: 2 file(s) that are not transcripts or were not followed*"])
     assert [i["path"] for i in report(pytester)["ignored"]] == [
         "explore-new.jsonl",
         "express/t-new/fixtures/rows.jsonl",

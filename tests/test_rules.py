@@ -235,3 +235,15 @@ def test_another_retrieval_tool_can_be_judged(run, verdict_of):
         ("explore_again", "search_code"),
         ("read_returned", "Read a.py (returned by an earlier explore)"),
     ]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="ab./-_@+1 \nxZ:", max_size=40))
+def test_the_linear_path_scanner_finds_exactly_what_the_regex_finds(text):
+    assert path_tokens(text) == PATH_TOKEN.findall(text)
+
+
+def test_the_path_scanner_is_linear_on_a_long_run_of_path_characters():
+    started = time.perf_counter()
+    assert path_tokens("data:/" + "x" * 200_000 + " " + "a/" * 20_000) == []
+    assert time.perf_counter() - started < 1.0  # the plain regex takes about a minute here

@@ -1,0 +1,549 @@
+"""Properties of the readers and the classifier, checked on generated input.
+
+Two kinds: nothing a file can hold makes an exception other than a
+`TranscriptError` escape ``judge`` (on arbitrary bytes, and on arbitrary JSON
+events shaped enough like the real ones to reach deep into the code); and
+metamorphic properties on generated transcripts: rewrites a harness or a newer
+agent version can make (noise events, blank lines, one line per message
+instead of per block, results written late, ``Task`` renamed ``Agent``,
+a run split into turn files) never change a verdict.
+
+Bounded for CI: ``max_examples`` below 100, no deadline. The ``check_*``
+functions are also what a long, out-of-CI fuzz run drives.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from builders import EXPLORE, Run, response
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_explore_suff import TranscriptError, judge
+from pytest_explore_suff.events import RACE_MARKER
+from pytest_explore_suff.terminal import call_line, clean
+
+SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
+
+# --- writing and judging ----------------------------------------------------------
+
+
+def judge_files(kind: str, files: dict[str, bytes]) -> tuple[dict[str, Any], list[str]] | TranscriptError:
+    """Write ``files`` (relative path -> bytes; the first is the main file) to a
+    fresh directory and judge them. A `TranscriptError` is returned, not raised."""
+    with tempfile.TemporaryDirectory(prefix="explore-suff-prop-") as tmp:
+        paths = []
+        for rel, data in files.items():
+            path = os.path.join(tmp, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "wb") as fh:
+                fh.write(data)
+            if not rel.endswith(".meta.json"):
+                paths.append(path)
+        try:
+            verdict, collector = judge(kind, paths)
+        except TranscriptError as exc:
+            assert str(exc) and "\n" not in str(exc), "a TranscriptError is one line"
+            return exc
+        return verdict.to_dict(), collector.warnings
+
+
+def check_no_escape(kind: str, files: dict[str, bytes]) -> None:
+    """``judge`` returns or raises a TranscriptError, and what it returns can be
+    reported: JSON-encodable as UTF-8, printable through the terminal escaper."""
+    out = judge_files(kind, files)
+    if isinstance(out, TranscriptError):
+        return
+    verdict, warnings = out
+    json.dumps(verdict, ensure_ascii=False).encode("utf-8")
+    json.dumps(warnings, ensure_ascii=False).encode("utf-8")
+    assert verdict["answered"] == len(verdict["calls"]) == sum(verdict["counts"].values())
+    for i, call in enumerate(verdict["calls"], 1):
+        line = call_line(i, call)
+        assert "\x1b" not in line and "\n" not in line
+    for warning in warnings:
+        assert "\x1b" not in clean(warning)
+
+
+# --- arbitrary bytes --------------------------------------------------------------
+
+
+def _sample_lines() -> list[bytes]:
+    run = Run()
+    task = run.use("Task", prompt="look")
+    run.message(task)
+    run.step(run.explore("q"), response(["lib/a.js"], ["lib/b.js"]), parent=task["id"])
+    run.step(run.use("Read", file_path="/t/lib/a.js"), parent=task["id"])
+    run.result(task, "done")
+    run.step(run.use("Bash", command="codegraph explore x"), "out")
+    run.step(run.explore("race"), RACE_MARKER, is_error=True)
+    run.finish()
+    return [line.encode() for line in run.lines()]
+
+
+SAMPLE = _sample_lines()
+
+line_bytes = st.one_of(
+    st.binary(max_size=120),
+    st.sampled_from(SAMPLE),
+    st.tuples(st.sampled_from(SAMPLE), st.integers(0, 400)).map(lambda t: t[0][: t[1]]),  # cut short
+    st.sampled_from([b"", b"  ", b"\x00\x00", b"\xef\xbb\xbf", b"[]", b"null", b"{}", b'{"type":"user"}']),
+)
+file_bytes = st.one_of(
+    st.binary(max_size=2000),
+    st.lists(line_bytes, max_size=12).map(b"\n".join),
+    st.tuples(st.lists(line_bytes, max_size=12).map(b"\n".join), st.sampled_from([b"", b"\n", b"\r\n"])).map(
+        lambda t: t[0] + t[1]
+    ),
+)
+
+
+@SETTINGS
+@given(
+    kind=st.sampled_from(["stream-json", "interactive"]),
+    contents=st.lists(file_bytes, min_size=1, max_size=3),
+    meta=st.one_of(st.none(), st.binary(max_size=200)),
+)
+def test_no_exception_escapes_on_arbitrary_bytes(kind, contents, meta):
+    files = {"s.jsonl": contents[0]}
+    for i, data in enumerate(contents[1:]):
+        files[f"s/subagents/agent-{i}.jsonl"] = data
+        if meta is not None:
+            files[f"s/subagents/agent-{i}.meta.json"] = meta
+    check_no_escape(kind, files)
+
+
+# --- arbitrary JSON events ----------------------------------------------------------
+
+any_text = st.text(st.characters(exclude_categories=()), max_size=12)  # lone surrogates too
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | any_text,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def mostly(good: st.SearchStrategy[Any], odd: st.SearchStrategy[Any] = json_values) -> st.SearchStrategy[Any]:
+    """The real shape three times in four: enough matched calls and results to
+    reach the classifier, with any other JSON value in the remaining case."""
+    return st.one_of(good, good, good, odd)
+
+
+ids = mostly(st.sampled_from(["toolu_1", "toolu_2", "toolu_3", "toolu_4"]), json_values | st.just(""))
+names = mostly(
+    st.sampled_from(
+        [EXPLORE, EXPLORE, "mcp__codegraph__other", "Read", "NotebookRead", "Bash", "Grep", "Glob", "Task",
+         "Agent", "TodoWrite", "ToolSearch", "Edit"]
+    )
+)  # fmt: skip
+paths = st.sampled_from(["lib/a.js", "/t/lib/a.js", "lib/b.js", "./lib/c.js", "/tmp/out.txt", ""]) | any_text
+commands = st.sampled_from(
+    ["cat lib/a.js", "sed -n '1,9p' /t/lib/b.js", "codegraph explore 'x'", "rg send lib/", "ls",
+     "head -5 lib/a.js | grep x", "echo $(cat lib/a.js) > /dev/null", "npm test", "cat <<EOF\nx\nEOF"]
+) | st.text(max_size=40)  # fmt: skip
+inputs = mostly(
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "query": any_text | json_values,
+            "file_path": mostly(paths),
+            "command": commands,
+            "prompt": any_text,
+            "notebook_path": paths,
+        },
+    )
+)
+texts = st.one_of(
+    any_text,
+    st.builds(response, st.lists(paths, max_size=3), st.lists(paths, max_size=2)),
+    st.just(RACE_MARKER),
+    paths.map(lambda p: f"<persisted-output>\nFull output saved to: {p}\n**`lib/a.js`**"),
+)
+contents = (
+    texts
+    | st.lists(st.fixed_dictionaries({"type": st.just("text"), "text": texts}), max_size=2)
+    | json_values
+)
+blocks = st.one_of(
+    st.fixed_dictionaries({"type": st.just("tool_use"), "id": ids, "name": names, "input": inputs}),
+    st.fixed_dictionaries(
+        {"type": st.just("tool_result"), "tool_use_id": ids, "content": contents},
+        optional={"is_error": st.booleans() | json_values},
+    ),
+    st.fixed_dictionaries({"type": st.sampled_from(["text", "thinking"]), "text": any_text}),
+    json_values,
+)
+messages = mostly(
+    st.fixed_dictionaries(
+        {"content": mostly(st.lists(blocks, min_size=1, max_size=3))},
+        optional={
+            "id": mostly(st.sampled_from(["msg_1", "msg_2", "msg_3"])),
+            "role": mostly(st.sampled_from(["assistant", "user"])),
+        },
+    )
+)
+uuids = mostly(st.sampled_from(["u1", "u2", "u3", "u4"]))
+agent_ids = mostly(st.sampled_from(["0", "1"]))
+events = st.fixed_dictionaries(
+    {
+        "type": mostly(
+            st.sampled_from(["assistant", "user"]), st.sampled_from(["system", "result"]) | any_text
+        ),
+        "message": messages,
+    },
+    optional={
+        "session_id": st.just("s"),
+        "sessionId": mostly(st.sampled_from(["s", "other"])),
+        "uuid": uuids,
+        "parentUuid": uuids,
+        "isSidechain": mostly(st.booleans()),
+        "parent_tool_use_id": ids | st.none(),
+        "toolUseResult": mostly(st.fixed_dictionaries({"agentId": agent_ids})),
+        "subtype": any_text,
+        "agentId": agent_ids,
+        "num_turns": json_values,
+    },
+)
+line_extras = st.fixed_dictionaries(
+    {"session_id": st.just("s")},
+    optional={"parent_tool_use_id": st.sampled_from(["toolu_1", "toolu_2"]), "uuid": uuids,
+              "parentUuid": uuids, "sessionId": st.just("s"), "isSidechain": st.booleans(),
+              "agentId": agent_ids},
+)  # fmt: skip
+
+
+def _pair(
+    use: dict[str, Any], content: Any, error: Any, extra: dict[str, Any], link: Any, msg: str
+) -> list[Any]:
+    result = {"type": "tool_result", "tool_use_id": use["id"], "content": content, "is_error": error}
+    return [
+        {"type": "assistant", "message": {"id": msg, "role": "assistant", "content": [use]}, **extra},
+        {"type": "user", "message": {"role": "user", "content": [result]}, "toolUseResult": link, **extra},
+    ]
+
+
+#: A tool call and its result, well formed around generated values: without
+#: these, random events almost never make an answered explore call.
+pairs = st.builds(
+    _pair,
+    st.fixed_dictionaries(
+        {
+            "type": st.just("tool_use"),
+            "id": st.sampled_from(["toolu_1", "toolu_2", "toolu_3"]),
+            "name": st.sampled_from([EXPLORE, "Read", "Bash", "Grep", "Task", "Agent", "TodoWrite"]),
+            "input": inputs,
+        }
+    ),
+    contents,
+    st.booleans() | json_values,
+    line_extras,
+    st.fixed_dictionaries({"agentId": agent_ids}) | json_values,
+    st.sampled_from(["msg_1", "msg_2", "msg_3", "msg_4"]),
+)
+event_files = st.lists(pairs | events.map(lambda e: [e]), max_size=8).map(
+    lambda groups: "".join(json.dumps(e) + "\n" for g in groups for e in g).encode("utf-8", "surrogatepass")
+)
+meta_files = st.one_of(
+    st.builds(lambda v: json.dumps({"toolUseId": v}).encode(), ids),
+    json_values.map(lambda v: json.dumps(v).encode("utf-8", "surrogatepass")),
+)
+
+
+@SETTINGS
+@given(
+    kind=st.sampled_from(["stream-json", "interactive"]),
+    main=event_files,
+    subagents=st.lists(st.tuples(event_files, st.none() | meta_files), max_size=2),
+)
+def test_no_exception_escapes_on_arbitrary_json_events(kind, main, subagents):
+    files = {"s.jsonl": main}
+    for i, (data, meta) in enumerate(subagents):
+        files[f"s/subagents/agent-{i}.jsonl"] = data
+        if meta is not None:
+            files[f"s/subagents/agent-{i}.meta.json"] = meta
+    check_no_escape(kind, files)
+
+
+# --- metamorphic properties on generated transcripts ----------------------------------
+
+PATHS = ["lib/a.js", "lib/b.js", "lib/router/index.js", "test/app.js"]
+path_lists = st.lists(st.sampled_from(PATHS), max_size=3, unique=True)
+simple_steps = st.one_of(
+    st.tuples(st.just("explore"), path_lists, path_lists),
+    st.tuples(st.just("read"), st.sampled_from([*PATHS, "lib/other.js"]), st.sampled_from(["", "/t/", "./"])),
+    st.tuples(st.just("bash"), st.sampled_from(
+        ["cat lib/a.js", "sed -n '1,5p' lib/b.js", "grep -rn send lib", "npm test", "ls lib"])),
+    st.tuples(st.sampled_from(["Grep", "Glob", "Edit", "TodoWrite", "ToolSearch", "Write"])),
+    st.tuples(st.just("failed explore")),
+    st.tuples(st.just("parallel"), st.sampled_from(PATHS)),
+)  # fmt: skip
+plans = st.lists(
+    st.one_of(simple_steps, st.tuples(st.just("delegate"), st.lists(simple_steps, max_size=4))),
+    min_size=1,
+    max_size=10,
+)
+
+
+def _do(run: Run, step: tuple[Any, ...], parent: str | None) -> None:
+    kind = step[0]
+    if kind == "explore":
+        run.step(run.explore(f"q{len(run.events)}"), response(step[1], step[2]), parent=parent)
+    elif kind == "failed explore":
+        run.step(run.explore("bad"), "MCP error -32603: boom", is_error=True, parent=parent)
+    elif kind == "read":
+        run.step(run.use("Read", file_path=step[2] + step[1]), parent=parent)
+    elif kind == "bash":
+        run.step(run.use("Bash", command=step[1]), parent=parent)
+    elif kind == "parallel":  # an explore and a Read issued in one message
+        explore, read = run.explore("par"), run.use("Read", file_path=step[1])
+        run.message(explore, read, parent=parent)
+        run.result(explore, response([step[1]]), parent=parent)
+        run.result(read, parent=parent)
+    else:
+        run.step(run.use(kind, pattern="x"), parent=parent)
+
+
+def build(plan: Sequence[tuple[Any, ...]]) -> Run:
+    """A headless run (the builders' one line per block) carrying out ``plan``."""
+    run = Run()
+    for step in plan:
+        if step[0] == "delegate":
+            task = run.use("Task", prompt="look into it", description="d")
+            run.message(task)
+            for sub in step[1]:
+                _do(run, sub, task["id"])
+            run.result(task, "the subagent's answer")
+        else:
+            _do(run, step, None)
+    run.finish()
+    return run
+
+
+def encode(evs: Sequence[dict[str, Any] | str]) -> bytes:
+    """Events to JSONL; a ``str`` item is written as a raw line (blank lines)."""
+    text = "".join((e if isinstance(e, str) else json.dumps(e)) + "\n" for e in evs)
+    return text.encode("utf-8", "surrogatepass")  # a raw line may carry a lone surrogate: bad bytes
+
+
+def verdict_of(*files: bytes) -> dict[str, Any]:
+    out = judge_files("stream-json", {f"run-x.t{i}.jsonl": data for i, data in enumerate(files, 1)})
+    assert not isinstance(out, TranscriptError), out
+    return out[0]
+
+
+NOISE = [
+    {"type": "rate_limit_event", "session_id": "sess-1", "rate_limit_info": {"status": "allowed"}},
+    {"type": "stream_event", "event": {"type": "content_block_delta"}, "session_id": "sess-1"},
+    {"type": "system", "subtype": "hook_started", "session_id": "sess-1", "hook": "PreToolUse"},
+    {"type": "system", "subtype": "compact_boundary", "session_id": "sess-1"},
+    {"type": "assistant", "message": {"id": "msg_noise", "role": "assistant",
+     "content": [{"type": "thinking", "thinking": "", "signature": "x"}]}, "session_id": "sess-1"},
+    {"type": "assistant", "message": {"id": "msg_noise2", "role": "assistant",
+     "content": [{"type": "text", "text": "Let me look."}]}, "session_id": "sess-1"},
+    {"type": "user", "message": {"role": "user", "content": "a follow-up prompt"}, "session_id": "sess-1"},
+    {"type": "future_event_type", "payload": [1, 2, {"tool_use": "no"}], "session_id": "sess-1"},
+    "",
+    "   ",
+]  # fmt: skip
+
+
+def with_noise(evs: list[Any], inserts: Sequence[tuple[int, int]]) -> list[Any]:
+    out = list(evs)
+    for where, which in inserts:
+        out.insert(where % (len(out) + 1), NOISE[which % len(NOISE)])
+    return out
+
+
+def merged(evs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per message: consecutive assistant lines of one ``message.id`` merged."""
+    out: list[dict[str, Any]] = []
+    for e in evs:
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and e["type"] == prev["type"] == "assistant"
+            and e["message"]["id"] == prev["message"]["id"]
+        ):
+            prev["message"]["content"] = prev["message"]["content"] + e["message"]["content"]
+        else:
+            out.append(copy.deepcopy(e))
+    return out
+
+
+def moved_result(evs: list[dict[str, Any]], pick: int, to: int) -> list[dict[str, Any]]:
+    """One tool_result line moved elsewhere in the file (file order is not causal order)."""
+    results = [i for i, e in enumerate(evs) if e["type"] == "user"]
+    if not results:
+        return evs
+    out = list(evs)
+    line = out.pop(results[pick % len(results)])
+    out.insert(to % (len(out) + 1), line)
+    return out
+
+
+def renamed(evs: list[dict[str, Any]], old: str, new: str) -> list[dict[str, Any]]:
+    out = copy.deepcopy(evs)
+    for e in out:
+        for block in e.get("message", {}).get("content", []):
+            if isinstance(block, dict) and block.get("name") == old:
+                block["name"] = new
+    return out
+
+
+def check_metamorphic(plan: Sequence[tuple[Any, ...]], transform: Callable[[list[Any]], list[Any]]) -> None:
+    evs = build(plan).events
+    assert verdict_of(encode(transform(evs))) == verdict_of(encode(evs))
+
+
+def interactive(evs: list[dict[str, Any]], layout: str) -> dict[str, Any]:
+    """The same run as an interactive session log (relative path -> its events,
+    or a sidecar's content): subagent events ``inline`` (``isSidechain``), in
+    ``flat`` ``agent-<id>.jsonl`` files linked by ``toolUseResult.agentId``, or
+    in ``subagents/`` files linked by a meta sidecar's ``toolUseId``."""
+    main: list[dict[str, Any]] = []
+    subs: dict[str, list[dict[str, Any]]] = {}
+    last: dict[str, str | None] = {}
+    spawned_at: dict[str, str] = {}  # Task id -> uuid of the line that called it
+    agents: dict[str, str] = {}
+    count = iter(range(1 << 30))
+
+    def add(e: dict[str, Any], thread: str) -> None:
+        e = {k: v for k, v in e.items() if k not in ("parent_tool_use_id", "session_id")}
+        e |= {"uuid": f"u{next(count)}", "sessionId": "s", "isSidechain": thread != "main"}
+        e["parentUuid"] = last.get(thread, spawned_at.get(thread))
+        if thread != "main":
+            e["agentId"] = agents[thread]
+        last[thread] = e["uuid"]
+        (main if thread == "main" or layout == "inline" else subs[thread]).append(e)
+
+    for event in copy.deepcopy(evs):
+        thread = event.get("parent_tool_use_id") or "main"
+        spawns = []
+        for block in event["message"]["content"] if "message" in event else []:
+            if block.get("name") in ("Task", "Agent"):
+                spawns.append(block)
+            if block.get("type") == "tool_result" and block["tool_use_id"] in agents and layout == "flat":
+                event["toolUseResult"] = {"agentId": agents[block["tool_use_id"]]}
+        add(event, thread)
+        for block in spawns:  # a subagent's file starts with its prompt, even if it does nothing
+            agents[block["id"]] = f"ag{len(agents)}"
+            subs[block["id"]] = []
+            spawned_at[block["id"]] = last[thread]  # type: ignore[assignment]
+            add(
+                {"type": "user", "message": {"role": "user", "content": block["input"]["prompt"]}},
+                block["id"],
+            )
+    files: dict[str, Any] = {"s.jsonl": main}
+    for tid, lines in subs.items():
+        if layout == "flat":
+            files[f"agent-{agents[tid]}.jsonl"] = lines
+        elif layout == "subagents":
+            files[f"s/subagents/agent-{agents[tid]}.jsonl"] = lines
+            files[f"s/subagents/agent-{agents[tid]}.meta.json"] = {"toolUseId": tid}
+    return files
+
+
+def encode_files(files: dict[str, Any]) -> dict[str, bytes]:
+    return {rel: json.dumps(v).encode() if rel.endswith(".json") else encode(v) for rel, v in files.items()}
+
+
+@SETTINGS
+@given(plan=plans, layout=st.sampled_from(["inline", "flat", "subagents"]))
+def test_a_run_reads_the_same_as_stream_json_and_as_an_interactive_session(plan, layout):
+    evs = build(plan).events
+    out = judge_files("interactive", encode_files(interactive(evs, layout)))
+    assert not isinstance(out, TranscriptError), out
+    verdict, warnings = out
+    assert warnings == []
+    assert verdict == verdict_of(encode(evs))
+
+
+def mutated(value: Any, mutations: Sequence[tuple[int, str, int, Any]]) -> Any:
+    """Real events (or a sidecar) with fields dropped, retyped or duplicated anywhere in them."""
+    out = copy.deepcopy(value)
+    for where, op, pick, new in mutations:
+        nodes: list[Any] = []
+        stack: list[Any] = [out]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, dict | list):
+                nodes.append(node)
+                stack.extend(node.values() if isinstance(node, dict) else node)
+        node = nodes[where % len(nodes)]
+        keys = list(node) if isinstance(node, dict) else list(range(len(node)))
+        if not keys:
+            continue
+        key = keys[pick % len(keys)]
+        if op == "drop":
+            del node[key]
+        elif op == "set":
+            node[key] = copy.deepcopy(new)  # never the generated object itself: no cycles
+        elif op == "dup":
+            node[key] = copy.deepcopy(node[keys[where % len(keys)]])
+    return out
+
+
+mutations = st.lists(
+    st.tuples(st.integers(0, 9999), st.sampled_from(["drop", "set", "dup"]), st.integers(0, 99), json_values),
+    min_size=1,
+    max_size=6,
+)
+
+
+@SETTINGS
+@given(plan=plans, muts=mutations, layout=st.sampled_from(["stream-json", "inline", "flat", "subagents"]))
+def test_no_exception_escapes_on_mutated_real_transcripts(plan, muts, layout):
+    evs = build(plan).events
+    if layout == "stream-json":
+        check_no_escape("stream-json", {"s.jsonl": encode(mutated(evs, muts))})
+    else:
+        files = interactive(evs, layout)
+        # The mutations land in one file (or sidecar) at a time.
+        for rel in files:
+            check_no_escape("interactive", encode_files(files | {rel: mutated(files[rel], muts)}))
+
+
+@SETTINGS
+@given(
+    plan=plans, inserts=st.lists(st.tuples(st.integers(0, 999), st.integers(0, 99)), min_size=1, max_size=8)
+)
+def test_unknown_events_and_blank_lines_never_change_a_verdict(plan, inserts):
+    check_metamorphic(plan, lambda evs: with_noise(evs, inserts))
+
+
+@SETTINGS
+@given(plan=plans)
+def test_one_line_per_message_instead_of_per_block_never_changes_a_verdict(plan):
+    check_metamorphic(plan, merged)
+
+
+@SETTINGS
+@given(plan=plans, pick=st.integers(0, 99), to=st.integers(0, 999))
+def test_moving_a_tool_result_anywhere_never_changes_a_verdict(plan, pick, to):
+    check_metamorphic(plan, lambda evs: moved_result(evs, pick, to))
+
+
+@SETTINGS
+@given(plan=plans)
+def test_renaming_task_to_agent_changes_only_the_delegation_labels(plan):
+    evs = build(plan).events
+    as_task, as_agent = verdict_of(encode(evs)), verdict_of(encode(renamed(evs, "Task", "Agent")))
+    for call in as_task["calls"]:
+        if call["next"] == "Task" or call["next"].startswith("Task → "):
+            call["next"] = "Agent" + call["next"][len("Task") :]
+    assert as_agent == as_task
+
+
+@SETTINGS
+@given(plan=plans, cuts=st.lists(st.integers(0, 999), max_size=3))
+def test_splitting_a_run_into_turn_files_never_changes_a_verdict(plan, cuts):
+    evs = build(plan).events
+    at = sorted({c % (len(evs) + 1) for c in cuts})
+    parts = [evs[a:b] for a, b in zip([0, *at], [*at, len(evs)], strict=True)]
+    assert verdict_of(*(encode(p) for p in parts)) == verdict_of(encode(evs))
