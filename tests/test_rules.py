@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from builders import response
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_explore_suff import ToolSpec
-from pytest_explore_suff.classify import same_file, short_name
+from pytest_explore_suff.classify import PATH_TOKEN, path_tokens, same_file, short_name
 
 
 def only(verdict):
