@@ -108,7 +108,7 @@ class Collector:
     results: dict[str, Result] = field(default_factory=dict)
     #: ids whose result must be decoded: explore calls and CLI invocations.
     wanted: set[str] = field(default_factory=set)
-    wanted_bytes: list[bytes] = field(default_factory=list)
+    wanted_bytes: set[bytes] = field(default_factory=set)
     #: spawning tool_use id by subagent agentId, from ``toolUseResult.agentId``.
     agent_links: dict[str, str] = field(default_factory=dict)
     runs: list[dict[str, Any]] = field(default_factory=list)
@@ -155,7 +155,7 @@ class Collector:
 
     def _want(self, tid: str) -> None:
         self.wanted.add(tid)
-        self.wanted_bytes.append(tid.encode())
+        self.wanted_bytes.add(tid.encode())
 
     def tool_result(self, block: dict[str, Any], tool_use_result: Any = None) -> None:
         tid = block.get("tool_use_id")

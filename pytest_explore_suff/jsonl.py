@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
-from typing import Any, BinaryIO
+from collections.abc import Callable
+from typing import Any
 
 try:  # orjson decodes transcript lines several times faster than the stdlib.
     import orjson
@@ -60,12 +60,3 @@ def decode(line: bytes) -> Any:
         except _DECODE_ERRORS:
             pass
     raise Undecodable(error)
-
-
-def lines(stream: BinaryIO) -> Iterator[tuple[int, bytes, bool]]:
-    """Yield ``(line_number, stripped_line, has_newline)`` for non-blank lines."""
-    for number, raw in enumerate(stream, 1):
-        has_newline = raw.endswith(b"\n")
-        line = raw.strip()
-        if line:
-            yield number, line, has_newline

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..events import RACE_MARKER, Collector
-from ..jsonl import BUFFER, Undecodable, decode, lines
+from ..jsonl import BUFFER, Undecodable, decode
 
 #: Event types of both formats; a file whose lines carry none of them is not a transcript.
 EVENT_TYPES = frozenset(
@@ -54,25 +55,39 @@ def looks_like_event(obj: dict[str, Any]) -> bool:
     return "subtype" in obj or "leafUuid" in obj
 
 
-def worth_decoding(line: bytes, collector: Collector) -> bool:
+_HEAD = 4096  # the block type sits near the start of a line in both formats
+_TOOL_USE_ID = b'"tool_use_id"'
+_ID_VALUE = re.compile(rb'\s*:\s*"([^"\\]*)"')
+
+
+def worth_decoding(line: bytes, collector: Collector, *, links: bool = False) -> bool:
     """Cheap byte scan: can this line change a verdict?
 
     Most of a campaign's bytes are tool_result payloads of tools that are not
     the judged one (whole files the agent Read). Those lines are skipped
-    without decoding unless they carry an id whose result we need, the race
-    marker, or a subagent link.
+    without decoding unless they answer an id whose result we need, carry the
+    race marker, or (``links``, session logs) a subagent link. The scan is two
+    passes over such a line: its ``tool_use_id`` keys, then the race marker.
     """
-    if _TOOL_USE in line:
+    head = line[:_HEAD]
+    if _TOOL_USE in head:
         return True
-    if _TOOL_RESULT in line:
-        if _RACE in line or b'"agentId"' in line:
+    if _TOOL_RESULT not in head:
+        if _TOOL_USE in line:
             return True
-        for wanted in collector.wanted_bytes:
-            if wanted in line:
-                return True
-        collector.skipped_results += 1
-        return False
-    return _RESULT in line and len(line) < 65536
+        if _TOOL_RESULT not in line:
+            return _RESULT in line and len(line) < 65536
+    wanted = collector.wanted_bytes
+    at = line.find(_TOOL_USE_ID)
+    while at != -1:
+        m = _ID_VALUE.match(line, at + len(_TOOL_USE_ID))
+        if m is not None and m.group(1) in wanted:
+            return True
+        at = line.find(_TOOL_USE_ID, at + 1)
+    if _RACE in line or (links and b'"agentId"' in line):
+        return True
+    collector.skipped_results += 1
+    return False
 
 
 def events(
@@ -81,12 +96,13 @@ def events(
     *,
     decode_all: bool = False,
     also: Callable[[bytes], bool] | None = None,
+    links: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """Yield the decoded event objects of one file that are worth decoding.
 
     Counts lines and corrupt lines on ``collector``. A last line without a
     newline that does not decode is a run killed mid-write: a note, not
-    corruption.
+    corruption. ``links``: also decode results that may link a subagent.
     """
     try:
         stream = open(path, "rb", buffering=BUFFER)  # noqa: SIM115 - closed below
@@ -96,13 +112,17 @@ def events(
     pending: tuple[int, bool] | None = None  # a bad line, unless it turns out to be the last
     with stream:
         try:
-            for number, line, has_newline in lines(stream):
+            for number, raw in enumerate(stream, 1):  # the hot loop: no generator in between
+                line = raw.strip()
+                if not line:
+                    continue
+                has_newline = raw[-1:] == b"\n"
                 collector.lines += 1
                 if pending is not None:
                     corrupt_at.append(pending[0])
                     pending = None
                 if collector.recognized and not (
-                    decode_all or worth_decoding(line, collector) or (also and also(line))
+                    decode_all or worth_decoding(line, collector, links=links) or (also and also(line))
                 ):
                     if line[:1] != b"{" or line[-1:] != b"}":
                         pending = (number, has_newline)

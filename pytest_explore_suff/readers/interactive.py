@@ -84,7 +84,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     # line is a sidechain, and the subagent is the transcript's main thread.
     alone = os.path.basename(main).startswith("agent-")
     for event in events(
-        main, collector, decode_all=decode_all, also=lambda b: _SIDECHAIN.search(b) is not None
+        main, collector, decode_all=decode_all, also=lambda b: _SIDECHAIN.search(b) is not None, links=True
     ):
         if not fresh(event):
             continue
@@ -123,7 +123,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         def first_prompt(line: bytes, need: list[bool] = need_prompt) -> bool:
             return need[0] and b'"user"' in line
 
-        for event in events(path, collector, decode_all=decode_all, also=first_prompt):
+        for event in events(path, collector, decode_all=decode_all, also=first_prompt, links=True):
             if not fresh(event):
                 continue
             if need_prompt[0] and (p := _prompt(event)) is not None:
