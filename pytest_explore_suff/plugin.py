@@ -32,7 +32,7 @@ reporter_key = pytest.StashKey["Reporter"]()
 
 #: Transcript flags that keep a run out of the aggregates, and why (as the reference harness does).
 EXCLUSIONS = {
-    "raced": "raced (an MCP call was answered 'No such tool available': a start-up race)",
+    "raced": "raced (a tool result says 'No such tool available': a start-up race)",
     "contaminated": "contaminated (the arm ran the codegraph CLI through Bash)",
 }
 
