@@ -15,6 +15,7 @@ from .campaign import Campaign, Transcript, discover
 from .classify import Call, Verdict, classify
 from .events import Collector, ToolSpec
 from .readers import NotATranscript, TranscriptError, Unreadable, load
+from .sources import opener
 
 __all__ = [
     "BUCKETS", "KEYS", "Call", "Campaign", "Collector", "NotATranscript", "ToolSpec",
@@ -23,7 +24,9 @@ __all__ = [
 ]  # fmt: skip
 
 
-def judge(kind: str, files: Sequence[str], spec: ToolSpec | None = None) -> tuple[Verdict, Collector]:
-    """Read one transcript and judge its explore calls."""
-    collector = load(kind, [str(f) for f in files], spec or ToolSpec())
+def judge(
+    kind: str, files: Sequence[str], spec: ToolSpec | None = None, archive: str | None = None
+) -> tuple[Verdict, Collector]:
+    """Read one transcript and judge its explore calls (``files`` are members of ``archive`` if given)."""
+    collector = load(kind, [str(f) for f in files], spec or ToolSpec(), opener(archive))
     return classify(collector), collector

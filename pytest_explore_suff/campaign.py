@@ -10,12 +10,22 @@ from __future__ import annotations
 
 import os
 import re
+import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from .jsonl import Undecodable, decode
 from .readers.base import looks_like_event
+from .sources import (
+    ArchiveError,
+    Opener,
+    archive_source,
+    is_archive,
+    is_transcript_name,
+    logical_name,
+    open_path,
+)
 
 # run-<label>[-<i>][.t<k>].jsonl: the arm is the label.
 RUN_NAME = re.compile(r"^run-(?P<arm>.+?)(?:-(?P<index>\d+))?(?:\.t(?P<turn>\d+))?\.jsonl$")
@@ -33,11 +43,13 @@ class Transcript:
 
     path: str  # relative to the campaign root, "/" separators
     kind: str  # "stream-json" | "interactive"
-    files: tuple[str, ...]  # absolute
+    files: tuple[str, ...]  # what the opener takes: absolute paths, or archive member names
     arm: str
     group: str
     run: str
     notes: tuple[str, ...] = ()
+    rel_files: tuple[str, ...] = ()  # the same files, relative to the campaign root
+    archive: str | None = None  # the archive the files are members of
 
 
 @dataclass
@@ -47,10 +59,10 @@ class Campaign:
     ignored: list[dict[str, str]] = field(default_factory=list)
 
 
-def sniff(path: str) -> tuple[str | None, dict[str, Any] | None]:
+def sniff(path: str, open_file: Opener = open_path) -> tuple[str | None, dict[str, Any] | None]:
     """(kind, first event) from a file's first lines; kind None when no event is there."""
     try:
-        with open(path, "rb") as fh:
+        with open_file(path) as fh:
             for _ in range(_SNIFF_LINES):
                 line = fh.readline(_SNIFF_LINE_BYTES)
                 if not line:
@@ -64,7 +76,7 @@ def sniff(path: str) -> tuple[str | None, dict[str, Any] | None]:
                     continue
                 if isinstance(obj, dict) and looks_like_event(obj):
                     return kind_of(obj), obj
-    except OSError:
+    except (OSError, EOFError, zlib.error, ArchiveError):
         return None, None
     return None, None
 
@@ -108,7 +120,7 @@ def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
                     if entry.name not in SKIP_DIRS:
                         stack.append(rel)
                     continue
-                if not entry.name.endswith(".jsonl"):
+                if not is_transcript_name(entry.name):
                     continue
                 if (printable := shown(rel)) != rel:
                     ignored.append({"path": printable, "reason": "file name is not valid UTF-8, not read"})
@@ -165,20 +177,52 @@ def _layout(rel: str) -> tuple[str, str, str]:
 
 
 def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
-    """Find and group the transcripts under ``root`` (a directory)."""
+    """Find and group the transcripts of a campaign: a directory, or an archive.
+
+    Raises `ArchiveError` for an archive that cannot be read.
+    """
     campaign = Campaign(root)
     ignored = campaign.ignored
-    files = _walk(root, ignored)
+    archive: str | None = None
+    if is_archive(root):
+        archive = root
+        source = archive_source(root)
+        ignored.extend(source.ignored)
+        listed = list(source.files)  # archive order: reading in it never seeks back
+        open_file: Opener = source.open
+    else:
+        listed = _walk(root, ignored)
+        open_file = open_path
+
+    def locate(rel: str) -> str:
+        return rel if archive is not None else os.path.join(root, rel)
+
+    # Group by logical names (no .gz), so run-x.t2.jsonl.gz is a turn of run-x.jsonl.
+    actual: dict[str, str] = {}
+    for rel in listed:
+        logical = logical_name(rel)
+        if logical in actual:
+            ignored.append({"path": rel, "reason": f"same transcript as {actual[logical]}, not read twice"})
+        else:
+            actual[logical] = rel
+    order = {logical_name(rel): i for i, rel in enumerate(listed)}
+    sniffed: dict[str, tuple[str | None, dict[str, Any] | None]] = {}
+
+    def sniff_rel(logical: str) -> tuple[str | None, dict[str, Any] | None]:
+        if logical not in sniffed:
+            sniffed[logical] = sniff(locate(actual[logical]), open_file)
+        return sniffed[logical]
+
     turns: dict[str, list[tuple[int, str]]] = defaultdict(list)
-    subagents: dict[str, list[str]] = defaultdict(list)  # session main rel -> subagent rels
+    subagents: dict[str, list[str]] = defaultdict(list)  # session main -> subagent files
     flat_agents: list[str] = []
     mains: list[str] = []
-    for rel in files:
+    for rel in actual:
         parts = rel.split("/")
         name = parts[-1]
         if name.startswith("agent-"):
             if name.startswith("agent-acompact"):
-                ignored.append({"path": rel, "reason": "compaction artifact (agent-acompact*)"})
+                ignored.append({"path": actual[rel], "reason": "compaction artifact (agent-acompact*)"})
             elif "subagents" in parts[:-1]:
                 at = len(parts) - 2 - parts[-2::-1].index("subagents")
                 session = "/".join(parts[:at]) + ".jsonl"
@@ -202,8 +246,11 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         mains.append(lead)
         notes[lead].append(f"first turn {base.rsplit('/', 1)[-1]} is missing")
 
+    # Sniff in listing order (for an archive, its order): first lines only.
+    for rel in sorted([*mains, *flat_agents], key=order.__getitem__):
+        sniff_rel(rel)
     for rel in flat_agents:
-        _, event = sniff(os.path.join(root, rel))
+        _, event = sniff_rel(rel)
         session = event.get("sessionId") if event else None
         owner = "/".join([*rel.split("/")[:-1], f"{session}.jsonl"]) if isinstance(session, str) else None
         if owner in present:
@@ -214,16 +261,16 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         mains.extend(subagents.pop(session))
 
     for rel in sorted(mains):
-        path = os.path.join(root, rel)
-        kind, _ = sniff(path)
+        kind, _ = sniff_rel(rel)
         name = rel.rsplit("/", 1)[-1]
         if kind is None:
             if not RUN_NAME.match(name) and not name.startswith("agent-"):
                 ignored.append(
-                    {"path": rel, "reason": "not a transcript (no agent events in its first lines)"}
+                    {"path": actual[rel], "reason": "not a transcript (no agent events in its first lines)"}
                 )
                 for extra in [r for _, r in turns.get(rel, [])] + subagents.get(rel, []):
-                    ignored.append({"path": extra, "reason": "belongs to a file that is not a transcript"})
+                    reason = "belongs to a file that is not a transcript"
+                    ignored.append({"path": actual[extra], "reason": reason})
                 continue
             kind = "stream-json"  # named like one: reading it will say what is wrong
         if name.startswith("agent-"):
@@ -234,15 +281,18 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         arm, group, run = _layout(rel)
         if kind == "interactive" and arm == "default":
             arm = "interactive"  # a session log names no arm; keep it apart from A/B arms
-        if pattern is not None and (m := pattern.search(rel)):
+        shown_path = actual[rel]
+        if pattern is not None and (m := pattern.search(shown_path)):
             found = m.groupdict()
             arm = found.get("arm") or arm
             group = found.get("group") or group
             run = found.get("run") or run
-        all_files = (rel, *segs, *subs)
+        rels = tuple(actual[f] for f in (rel, *segs, *subs))
         campaign.transcripts.append(
-            Transcript(rel, kind, tuple(os.path.join(root, f) for f in all_files), arm, group, run,
-                       tuple(notes.get(rel, ())))
+            Transcript(shown_path, kind, tuple(locate(f) for f in rels), arm, group, run,
+                       tuple(notes.get(rel, ())), rels, archive)
         )  # fmt: skip
+    if archive is not None:  # items in archive order: a .tar.gz is then read front to back
+        campaign.transcripts.sort(key=lambda t: order[logical_name(t.path)])
     campaign.ignored.sort(key=lambda d: d["path"])
     return campaign

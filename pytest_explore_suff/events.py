@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .shell import invokes
+from .sources import Opener, open_path
 
 DELEGATION_TOOLS = frozenset({"Agent", "Task"})
 RACE_MARKER = "No such tool available"
@@ -118,6 +119,8 @@ class Collector:
     lines: int = 0
     #: set by the reader once a line has proved the file holds agent events
     recognized: bool = False
+    #: opens the transcript's files: paths of a directory, or members of an archive
+    open_file: Opener = open_path
     corrupt: int = 0
     #: tool_result lines skipped undecoded; if a wanted id then never got its
     #: result, the reader re-reads with every result decoded.

@@ -19,6 +19,7 @@ from .events import ToolSpec
 from .gates import GATES, Gate, Outcome, evaluate, parse_threshold, sample_size
 from .readers import TranscriptError
 from .report import SCHEMA, aggregate, record, write_atomic
+from .sources import ARCHIVE_SUFFIXES, ArchiveError, archive_source, is_archive
 from .terminal import SMALL_ARM_CALLS, arm_table, baseline_table, call_line, clean, comparison_table
 
 DEFAULT_JSON = "explore-suff.json"
@@ -268,10 +269,19 @@ def pytest_configure(config: pytest.Config) -> None:
     if settings.root is None:
         return
     root = os.path.abspath(settings.root)
-    if not os.path.isdir(root):
-        what = "does not exist" if not os.path.exists(root) else "is not a directory"
+    if is_archive(root):
+        if not hasattr(config, "workerinput"):  # list it once here: a broken archive is a usage error
+            try:
+                archive_source(root)
+            except ArchiveError as exc:
+                raise pytest.UsageError(f"--explore-suff: archive {settings.root}: {exc}") from None
+    elif not os.path.isdir(root):
+        what = (
+            "does not exist" if not os.path.exists(root)
+            else f"is neither a directory nor an archive ({', '.join(ARCHIVE_SUFFIXES)})"
+        )  # fmt: skip
         raise pytest.UsageError(f"--explore-suff: campaign directory {settings.root} {what}")
-    if not os.access(root, os.R_OK | os.X_OK):
+    elif not os.access(root, os.R_OK | os.X_OK):
         raise pytest.UsageError(f"--explore-suff: campaign directory {settings.root} is not readable")
     settings.root = root
     if settings.baseline_path and not hasattr(config, "workerinput"):
@@ -314,16 +324,38 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    settings = parent.config.stash.get(settings_key, None)
+    if settings is not None and settings.root is not None and str(file_path) == settings.root:
+        return CampaignArchive.from_parent(parent, path=file_path)
+    return None
+
+
+def _collect_campaign(node: pytest.Collector) -> Iterator[pytest.Item]:
+    settings = node.config.stash[settings_key]
+    try:
+        campaign = discover(str(node.path), settings.pattern)
+    except ArchiveError as exc:
+        raise pytest.UsageError(f"--explore-suff: archive {node.path}: {exc}") from None
+    node.config.stash[campaign_key] = campaign
+    # Sorted by path (a directory) or archive order: the same order on every worker.
+    for transcript in campaign.transcripts:
+        # Escaped: pytest prints node ids raw, and a file name can carry ANSI codes.
+        yield TranscriptItem.from_parent(node, name=clean(transcript.path), transcript=transcript)
+
+
 class CampaignDir(pytest.Directory):
     """The campaign directory: one item per transcript, nothing else collected."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        settings = self.config.stash[settings_key]
-        campaign = discover(str(self.path), settings.pattern)
-        self.config.stash[campaign_key] = campaign
-        for transcript in campaign.transcripts:  # sorted by path: same order on every worker
-            # Escaped: pytest prints node ids raw, and a file name can carry ANSI codes.
-            yield TranscriptItem.from_parent(self, name=clean(transcript.path), transcript=transcript)
+        return _collect_campaign(self)
+
+
+class CampaignArchive(pytest.File):
+    """A campaign read in place from a .tar.gz, .tgz, .tar or .zip archive."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        return _collect_campaign(self)
 
 
 class TranscriptItem(pytest.Item):
@@ -338,29 +370,26 @@ class TranscriptItem(pytest.Item):
 
     def runtest(self) -> None:
         settings = self.config.stash[settings_key]
-        root = settings.root or str(self.parent.path)  # type: ignore[union-attr]
         t = self.transcript
         try:
-            verdict, collector = judge(t.kind, t.files, settings.spec)
+            verdict, collector = judge(t.kind, t.files, settings.spec, t.archive)
         except TranscriptError as exc:
-            self.record = record(t, root, status="error", reason=str(exc))
+            self.record = record(t, status="error", reason=str(exc))
             raise
         except Exception as exc:  # a bug of ours: fail this item, keep the transcript in the report
-            self.record = record(
-                t, root, status="error", reason=f"internal error: {type(exc).__name__}: {exc}"
-            )
+            self.record = record(t, status="error", reason=f"internal error: {type(exc).__name__}: {exc}")
             raise
         for note in (*t.notes, *collector.warnings):  # pytest names the item; notes name the file
             warnings.warn(ExploreSuffWarning(clean(note)), stacklevel=1)
         if settings.strict and collector.corrupt:
             reason = f"{collector.corrupt} corrupt line(s) (--explore-suff-strict)"
-            self.record = record(t, root, status="error", verdict=verdict, collector=collector, reason=reason)
+            self.record = record(t, status="error", verdict=verdict, collector=collector, reason=reason)
             raise TranscriptError(reason)
         why = [EXCLUSIONS[flag] for flag in EXCLUSIONS if getattr(verdict, flag)]
         excluded = bool(why) and not settings.keep_excluded
         reason = "; ".join(why) if excluded else ""
         status = "skipped" if excluded else "classified"
-        self.record = record(t, root, status=status, reason=reason, verdict=verdict, collector=collector)
+        self.record = record(t, status=status, reason=reason, verdict=verdict, collector=collector)
         self.user_properties += [("answered", verdict.answered), ("sufficient", verdict.counts["sufficient"])]
         if excluded:
             # Reported at the transcript, not at this line of the plugin.
@@ -373,7 +402,7 @@ class TranscriptItem(pytest.Item):
 
     def reportinfo(self) -> tuple[str, int, str]:
         t = self.transcript
-        return t.files[0], 0, f"transcript {clean(t.path)} [{clean(t.arm)}]"
+        return t.archive or t.files[0], 0, f"transcript {clean(t.path)} [{clean(t.arm)}]"
 
 
 @pytest.hookimpl(wrapper=True)

@@ -20,7 +20,6 @@ SCHEMA = "pytest-explore-suff/1"
 
 def record(
     transcript: Transcript,
-    root: str,
     *,
     status: str,
     reason: str = "",
@@ -32,7 +31,7 @@ def record(
     warnings = [*transcript.notes, *(collector.warnings if collector else ())]
     return {
         "path": transcript.path,
-        "files": [os.path.relpath(f, root).replace(os.sep, "/") for f in transcript.files],
+        "files": list(transcript.rel_files),
         "arm": transcript.arm,
         "group": transcript.group,
         "run": transcript.run,

@@ -755,10 +755,10 @@ def explode_on(name: str) -> Any:
 
     real = plugin.judge
 
-    def judge(kind: str, files: Any, spec: Any = None) -> Any:
+    def judge(kind: str, files: Any, *args: Any) -> Any:
         if str(files[0]).endswith(name):
             raise RuntimeError("a bug in the classifier")
-        return real(kind, files, spec)
+        return real(kind, files, *args)
 
     return judge
 

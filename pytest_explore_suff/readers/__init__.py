@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..events import Collector, ToolSpec
+from ..sources import Opener, open_path
 from . import interactive, streamjson
 from .base import NotATranscript, TranscriptError, Unreadable
 
@@ -13,18 +14,18 @@ __all__ = ["READERS", "NotATranscript", "TranscriptError", "Unreadable", "load"]
 READERS = {"stream-json": streamjson.read, "interactive": interactive.read}
 
 
-def load(kind: str, files: Sequence[str], spec: ToolSpec) -> Collector:
+def load(kind: str, files: Sequence[str], spec: ToolSpec, open_file: Opener = open_path) -> Collector:
     """Read one transcript (all its files) into a `Collector`.
 
     Raises `TranscriptError` subclasses with a one-line reason.
     """
     read = READERS[kind]
-    collector = Collector(spec)
+    collector = Collector(spec, open_file=open_file)
     read(files, collector)
     if collector.skipped_results and collector.missing_results():
         # A result we need was on a line skipped before its call was seen
         # (file order is not causal order). Rare: read again, decoding all.
-        collector = Collector(spec)
+        collector = Collector(spec, open_file=open_file)
         read(files, collector, decode_all=True)
     if not collector.recognized:
         if collector.lines == 0:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import re
+import zlib
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..events import RACE_MARKER, Collector
-from ..jsonl import BUFFER, Undecodable, decode
+from ..jsonl import Undecodable, decode
+from ..sources import ArchiveError
 
 #: Event types of both formats; a file whose lines carry none of them is not a transcript.
 EVENT_TYPES = frozenset(
@@ -105,8 +107,8 @@ def events(
     corruption. ``links``: also decode results that may link a subagent.
     """
     try:
-        stream = open(path, "rb", buffering=BUFFER)  # noqa: SIM115 - closed below
-    except OSError as exc:
+        stream = collector.open_file(path)
+    except (OSError, ArchiveError) as exc:
         raise Unreadable(f"cannot open {os.path.basename(path)}: {exc.strerror or exc}") from None
     corrupt_at: list[int] = []
     pending: tuple[int, bool] | None = None  # a bad line, unless it turns out to be the last
@@ -141,7 +143,7 @@ def events(
                         continue
                     collector.recognized = True
                 yield obj
-        except OSError as exc:  # removed, or a directory named like a file
+        except (OSError, EOFError, zlib.error) as exc:  # removed, a directory, a broken .gz
             raise Unreadable(f"cannot read {os.path.basename(path)}: {exc.strerror or exc}") from None
     name = os.path.basename(path)
     if pending is not None:

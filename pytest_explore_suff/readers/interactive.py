@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events import DELEGATION_TOOLS, Collector, result_text
+from ..sources import logical_name
 from .base import events
 
 # Compact JSON from Claude Code, but tolerate other writers' spacing.
@@ -48,14 +49,14 @@ def _prompt(event: dict[str, Any]) -> str | None:
 
 def agent_id_of(path: str) -> str:
     """``agent-abc123.jsonl`` -> ``abc123``."""
-    name = os.path.basename(path)
+    name = logical_name(os.path.basename(path))
     return name[len("agent-") : -len(".jsonl")] if name.startswith("agent-") else name
 
 
 def _meta(path: str, collector: Collector) -> dict[str, Any]:
-    meta_path = path[: -len(".jsonl")] + ".meta.json"
+    meta_path = logical_name(path)[: -len(".jsonl")] + ".meta.json"
     try:
-        with open(meta_path, "rb") as fh:
+        with collector.open_file(meta_path) as fh:
             meta = json.loads(fh.read(1 << 20))
     except FileNotFoundError:
         return {}

@@ -1,0 +1,283 @@
+"""Where a campaign's bytes come from: a directory, or an archive read in place.
+
+Archived campaigns (``.tar.gz``, ``.tgz``, ``.tar``, ``.zip``) are read without
+extracting them to disk. Zip and plain tar members are read at their offsets.
+A ``.tar.gz`` is one gzip stream, which cannot seek: `IndexedGzip` decompresses
+it once, keeps a decompressor checkpoint every few MB (the idea of zlib's
+zran.c), and then serves any offset by resuming from the nearest checkpoint.
+Transcripts stored as ``.jsonl.gz`` are decompressed as they stream, in a
+directory or inside an archive.
+"""
+
+from __future__ import annotations
+
+import bisect
+import gzip
+import io
+import os
+import posixpath
+import tarfile
+import zipfile
+import zlib
+from collections.abc import Callable
+from typing import BinaryIO
+
+from .jsonl import BUFFER
+
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
+Opener = Callable[[str], BinaryIO]
+
+
+class ArchiveError(Exception):
+    """An archive that cannot be read; ``str()`` says why in one line."""
+
+
+def logical_name(name: str) -> str:
+    """``run-x.jsonl.gz`` -> ``run-x.jsonl``: names are matched without the compression suffix."""
+    return name[:-3] if name.endswith(".jsonl.gz") else name
+
+
+def is_transcript_name(name: str) -> bool:
+    return name.endswith((".jsonl", ".jsonl.gz"))
+
+
+def is_archive(path: str) -> bool:
+    return path.lower().endswith(ARCHIVE_SUFFIXES) and os.path.isfile(path)
+
+
+def open_path(path: str) -> BinaryIO:
+    """A file of a directory campaign, decompressed when it is ``.gz``."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb", buffering=BUFFER)
+
+
+class IndexedGzip(io.RawIOBase):
+    """A gzip file with random access: checkpoints every `SPAN` uncompressed bytes."""
+
+    SPAN = 4 << 20
+    CHUNK = 1 << 16
+
+    def __init__(self, path: str) -> None:
+        self._file = open(path, "rb")  # noqa: SIM115 - closed in close()
+        # (uncompressed offset, compressed offset, decompressor state there)
+        self._points: list[tuple[int, int, zlib._Decompress]] = []
+        self._size = self._build_index()
+        self._pos = 0
+        self._cursor: tuple[zlib._Decompress, int, int] | None = None  # (decompressor, comp, uncomp)
+        self._pending = b""  # output already decompressed at the cursor, not yet returned
+
+    def _build_index(self) -> int:
+        d = zlib.decompressobj(47)  # 32 + 15: gzip or zlib header, detected
+        self._points.append((0, 0, d.copy()))
+        comp = uncomp = last = 0
+        while chunk := self._file.read(self.CHUNK):
+            comp += len(chunk)
+            uncomp += len(self._inflate(d, chunk))
+            if d.eof:  # a concatenated gzip member follows, or trailing bytes
+                d, more = self._next_member(d)
+                uncomp += len(more)
+            if uncomp - last >= self.SPAN and not d.unused_data:
+                self._points.append((uncomp, comp, d.copy()))
+                last = uncomp
+        if not d.eof and uncomp:
+            raise ArchiveError("the gzip stream is cut short")
+        return uncomp
+
+    @staticmethod
+    def _inflate(d: zlib._Decompress, data: bytes) -> bytes:
+        try:
+            return d.decompress(data)
+        except zlib.error as exc:
+            raise ArchiveError(f"corrupt gzip data: {exc}") from None
+
+    def _next_member(self, d: zlib._Decompress) -> tuple[zlib._Decompress, bytes]:
+        """The decompressor of the next gzip member, and what its first bytes gave."""
+        rest = d.unused_data
+        nxt = zlib.decompressobj(47)
+        if not rest.strip(b"\0"):  # tar pads with zeros; nothing more to inflate
+            nxt = d
+            return nxt, b""
+        return nxt, self._inflate(nxt, rest)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        want = min(len(buffer), self._size - self._pos)
+        if want <= 0:
+            return 0
+        data = self._read_at(self._pos, want)
+        buffer[: len(data)] = data
+        self._pos += len(data)
+        return len(data)
+
+    def _read_at(self, pos: int, n: int) -> bytes:
+        cursor = self._cursor
+        if cursor is None or not (cursor[2] - len(self._pending) <= pos) or pos - cursor[2] > self.SPAN:
+            # Resume from the nearest checkpoint at or before pos.
+            i = bisect.bisect_right([p[0] for p in self._points], pos) - 1
+            uncomp, comp, state = self._points[i]
+            cursor = (state.copy(), comp, uncomp)
+            self._pending = b""
+        d, comp, uncomp = cursor
+        start = uncomp - len(self._pending)  # offset of self._pending[0]
+        out = self._pending[pos - start :] if pos >= start else b""
+        while len(out) < n:
+            self._file.seek(comp)
+            chunk = self._file.read(self.CHUNK)
+            if not chunk:
+                break
+            comp += len(chunk)
+            data = self._inflate(d, chunk)
+            if d.eof and d.unused_data:
+                d, more = self._next_member(d)
+                data += more
+            uncomp += len(data)
+            if uncomp <= pos:
+                continue
+            out += data[max(0, pos - (uncomp - len(data))) :]
+        self._pending = out[n:]
+        self._cursor = (d, comp, uncomp)
+        return out[:n]
+
+    def close(self) -> None:
+        self._file.close()
+        super().close()
+
+
+class ArchiveSource:
+    """A campaign inside an archive: its transcript members, and how to open them."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.ignored: list[dict[str, str]] = []
+        self.files: list[str] = []  # relative names, in archive order
+        self._open: Callable[[str], BinaryIO]
+        try:
+            if path.lower().endswith(".zip"):
+                self._zip(path)
+            else:
+                self._tar(path)
+        except ArchiveError:
+            raise
+        except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, zlib.error) as exc:
+            raise ArchiveError(f"not a readable archive: {exc}") from None
+
+    def _tar(self, path: str) -> None:
+        if path.lower().endswith((".tar.gz", ".tgz")):
+            raw = IndexedGzip(path)
+            buffered = io.BufferedReader(raw, BUFFER)  # type: ignore[arg-type]
+            tar = tarfile.open(fileobj=buffered, mode="r:")  # noqa: SIM115 - open for the process
+        else:
+            tar = tarfile.open(path, mode="r:")  # noqa: SIM115 - open for the process
+        members = {}
+        entries = []
+        for info in tar:  # archive order
+            if info.isdir():
+                continue
+            if info.issym() or info.islnk():
+                self.ignored.append({"path": info.name, "reason": "a link inside the archive, not followed"})
+                continue
+            entries.append((info.name, info.isfile()))
+            members[info.name] = info
+        names = self._accept(entries)
+        self._members = {rel: members[name] for rel, name in names.items()}
+
+        def open_member(rel: str) -> BinaryIO:
+            info = self._members.get(rel)
+            if info is None:
+                raise FileNotFoundError(rel)
+            fh = tar.extractfile(info)
+            if fh is None:
+                raise FileNotFoundError(rel)
+            return _maybe_gunzip(rel, fh)  # type: ignore[arg-type]
+
+        self._open = open_member
+
+    def _zip(self, path: str) -> None:
+        archive = zipfile.ZipFile(path)
+        entries = []
+        for info in archive.infolist():
+            if info.is_dir():
+                continue
+            mode = (info.external_attr >> 16) & 0o170000
+            if mode == 0o120000:  # a symlink stored by Info-ZIP
+                reason = "a link inside the archive, not followed"
+                self.ignored.append({"path": info.filename, "reason": reason})
+                continue
+            entries.append((info.filename, True))
+        names = self._accept(entries)
+
+        def open_member(rel: str) -> BinaryIO:
+            name = names.get(rel)
+            if name is None:
+                raise FileNotFoundError(rel)
+            return _maybe_gunzip(rel, archive.open(name))  # type: ignore[arg-type]
+
+        self._open = open_member
+
+    def _accept(self, entries: list[tuple[str, bool]]) -> dict[str, str]:
+        """Relative name -> member name, for the members a campaign can use.
+
+        Names that escape the archive root are refused; a single top-level
+        folder (``tar czf c.tar.gz ab-readme``) is the campaign root.
+        """
+        safe: list[tuple[str, str, bool]] = []
+        for name, regular in entries:
+            clean = posixpath.normpath(name.replace("\\", "/"))
+            if name.startswith(("/", "\\")) or clean == ".." or clean.startswith("../") or ":" in name[:3]:
+                self.ignored.append({"path": name, "reason": "escapes the archive root, not read"})
+                continue
+            if not (is_transcript_name(clean) or clean.endswith(".meta.json")):
+                continue
+            if not regular:
+                self.ignored.append({"path": clean, "reason": "not a regular file"})
+                continue
+            safe.append((clean, name, regular))
+        tops = {c.split("/", 1)[0] for c, _, _ in safe}
+        strip = len(tops) == 1 and all("/" in c for c, _, _ in safe)
+        out: dict[str, str] = {}
+        for clean, name, _ in safe:
+            rel = clean.split("/", 1)[1] if strip else clean
+            if rel not in out:
+                out[rel] = name
+                if is_transcript_name(rel):
+                    self.files.append(rel)
+        return out
+
+    def open(self, rel: str) -> BinaryIO:
+        return self._open(rel)
+
+
+def _maybe_gunzip(name: str, fh: BinaryIO) -> BinaryIO:
+    if name.endswith(".gz"):
+        return gzip.GzipFile(fileobj=fh, mode="rb")  # type: ignore[return-value]
+    return fh
+
+
+_SOURCES: dict[str, ArchiveSource] = {}
+
+
+def archive_source(path: str) -> ArchiveSource:
+    """The archive at ``path``, listed once per process."""
+    source = _SOURCES.get(path)
+    if source is None:
+        source = _SOURCES[path] = ArchiveSource(path)
+    return source
+
+
+def opener(archive: str | None) -> Opener:
+    """How to open a transcript's files: paths of a directory, or members of an archive."""
+    return open_path if archive is None else archive_source(archive).open

@@ -1,0 +1,196 @@
+"""Compressed transcripts and campaign archives, read in place."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import random
+import shutil
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+from builders import (
+    EXPLORE,
+    Run,
+    Session,
+    ab_campaign,
+    allocation_run,
+    no_explore_run,
+    response,
+    sufficient_run,
+)
+
+from pytest_explore_suff.sources import IndexedGzip
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "campaign"
+
+
+def report(pytester: pytest.Pytester, name: str) -> dict:
+    doc = json.loads((pytester.path / name).read_text())
+    doc.pop("campaign")  # the one field that names where the campaign is
+    return doc
+
+
+@pytest.fixture
+def campaign(pytester: pytest.Pytester) -> Path:
+    """The example campaign (multi-turn, subagents, an interactive session), one file gzipped."""
+    root = pytester.path / "ab-readme"
+    shutil.copytree(EXAMPLE, root)
+    plain = root / "express" / "run2" / "run-headless-with.jsonl"
+    (plain.parent / (plain.name + ".gz")).write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    turn = root / "express" / "run1" / "run-headless-with.t3.jsonl"
+    (turn.parent / (turn.name + ".gz")).write_bytes(gzip.compress(turn.read_bytes()))
+    turn.unlink()
+    return root
+
+
+def pack(root: Path, kind: str) -> Path:
+    """Archive ``root`` as ``tar czf``/``zip -r`` would: one top-level folder."""
+    out = root.parent / f"{root.name}.{kind}"
+    if kind == "zip":
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+            for f in sorted(root.rglob("*"), reverse=True):  # not sorted by name: order must not matter
+                z.write(f, f.relative_to(root.parent).as_posix())
+    else:
+        mode = {"tar": "w", "tar.gz": "w:gz", "tgz": "w:gz"}[kind]
+        with tarfile.open(out, mode) as t:
+            t.add(root, arcname=root.name)
+    return out
+
+
+def test_gzipped_transcripts_are_read_and_keep_their_real_names(pytester, campaign):
+    result = pytester.runpytest(f"--explore-suff={campaign}", "--explore-suff-json=dir.json")
+    result.assert_outcomes(passed=9)
+    recs = {r["path"]: r for r in report(pytester, "dir.json")["transcripts"]}
+    assert recs["express/run2/run-headless-with.jsonl.gz"]["status"] == "classified"
+    assert recs["express/run1/run-headless-with.jsonl"]["files"] == [
+        "express/run1/run-headless-with.jsonl",
+        "express/run1/run-headless-with.t2.jsonl",
+        "express/run1/run-headless-with.t3.jsonl.gz",
+    ]
+
+
+@pytest.mark.parametrize("kind", ["tar.gz", "tgz", "tar", "zip"])
+def test_an_archived_campaign_reports_exactly_what_the_extracted_one_does(pytester, campaign, kind):
+    pytester.runpytest(f"--explore-suff={campaign}", "--explore-suff-json=dir.json").assert_outcomes(passed=9)
+    archive = pack(campaign, kind)
+    result = pytester.runpytest(f"--explore-suff={archive}", "--explore-suff-json=archive.json")
+    result.assert_outcomes(passed=9)
+    assert report(pytester, "archive.json") == report(pytester, "dir.json")
+
+
+def test_an_archive_under_xdist_gives_the_same_report(pytester, campaign):
+    archive = pack(campaign, "tar.gz")
+    pytester.runpytest(f"--explore-suff={archive}", "--explore-suff-json=plain.json")
+    pytester.runpytest(f"--explore-suff={archive}", "-n", "2", "--explore-suff-json=dist.json")
+    assert (pytester.path / "plain.json").read_bytes() == (pytester.path / "dist.json").read_bytes()
+
+
+def add_member(t: tarfile.TarFile, name: str, data: bytes, **kw: object) -> None:
+    info = tarfile.TarInfo(name)
+    info.size = len(data)
+    for key, value in kw.items():
+        setattr(info, key, value)
+    t.addfile(info, io.BytesIO(data))
+
+
+def test_members_that_escape_the_root_and_links_are_ignored_and_reported(pytester):
+    good = "\n".join(sufficient_run().lines()).encode() + b"\n"
+    archive = pytester.path / "c.tar.gz"
+    with tarfile.open(archive, "w:gz") as t:
+        add_member(t, "c/run-good-1.jsonl", good)
+        add_member(t, "../run-evil-1.jsonl", good)
+        add_member(t, "/etc/run-abs-1.jsonl", good)
+        add_member(t, "c/run-link-1.jsonl", b"", type=tarfile.SYMTYPE, linkname="/etc/passwd")
+        add_member(t, "c/run-hard-1.jsonl", b"", type=tarfile.LNKTYPE, linkname="c/run-good-1.jsonl")
+    result = pytester.runpytest(f"--explore-suff={archive}", "--explore-suff-json=r.json")
+    result.assert_outcomes(passed=1)
+    ignored = {i["path"]: i["reason"] for i in report(pytester, "r.json")["ignored"]}
+    assert ignored == {
+        "../run-evil-1.jsonl": "escapes the archive root, not read",
+        "/etc/run-abs-1.jsonl": "escapes the archive root, not read",
+        "c/run-link-1.jsonl": "a link inside the archive, not followed",
+        "c/run-hard-1.jsonl": "a link inside the archive, not followed",
+    }
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_corrupt_archive_is_a_clear_usage_error(pytester, campaign, damage):
+    archive = pack(campaign, "tar.gz")
+    data = archive.read_bytes()
+    archive.write_bytes(b"\x1f\x8bnot really gzip" if damage == "garbage" else data[: len(data) // 2])
+    result = pytester.runpytest(f"--explore-suff={archive}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --explore-suff: archive {archive}: *"])
+
+
+def test_a_corrupt_member_fails_its_item_and_the_rest_report(pytester):
+    root = ab_campaign(pytester.path / "c", with_runs=[sufficient_run(), allocation_run()],
+                       without_runs=[no_explore_run()])  # fmt: skip
+    archive = pack(root, "zip")
+    with zipfile.ZipFile(archive) as z:
+        info = z.getinfo("c/express/run2/run-headless-with.jsonl")
+    data = bytearray(archive.read_bytes())
+    start = info.header_offset + 30 + len(info.filename) + len(info.extra)
+    for i in range(start + 10, start + 40):  # flip compressed bytes: the CRC check fails
+        data[i] ^= 0xFF
+    archive.write_bytes(bytes(data))
+    result = pytester.runpytest(f"--explore-suff={archive}", "--explore-suff-json=r.json")
+    result.assert_outcomes(passed=2, failed=1)
+    recs = {r["path"]: r["status"] for r in report(pytester, "r.json")["transcripts"]}
+    assert recs == {"express/run1/run-headless-with.jsonl": "classified",
+                    "express/run1/run-headless-without.jsonl": "classified",
+                    "express/run2/run-headless-with.jsonl": "error"}  # fmt: skip
+
+
+def test_a_file_that_is_neither_a_directory_nor_an_archive_is_a_usage_error(pytester):
+    path = pytester.path / "notes.txt"
+    path.write_text("x")
+    result = pytester.runpytest(f"--explore-suff={path}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*is neither a directory nor an archive (.tar.gz, .tgz, .tar, .zip)"])
+
+
+def test_the_gzip_index_serves_any_offset_of_a_multi_member_stream(tmp_path):
+    rng = random.Random(5)
+    data = b"".join(rng.randbytes(rng.randint(1, 2000)) + b"text " * rng.randint(0, 400) for _ in range(4000))
+    path = tmp_path / "x.gz"
+    path.write_bytes(gzip.compress(data[:1000]) + gzip.compress(data[1000:]))
+    IndexedGzip.SPAN, old = 1 << 18, IndexedGzip.SPAN  # many checkpoints on a small file
+    try:
+        stream = io.BufferedReader(IndexedGzip(str(path)), 1 << 14)
+    finally:
+        IndexedGzip.SPAN = old
+    for _ in range(500):
+        pos, n = rng.randrange(len(data)), rng.randint(0, 50_000)
+        stream.seek(pos)
+        assert stream.read(n) == data[pos : pos + n]
+    stream.seek(0)
+    assert stream.read() == data
+
+
+def test_a_gzipped_subagent_file_is_linked_through_its_meta_file(pytester):
+    sid = "11111111-2222-4333-8444-555555555555"
+    session = Session(sid)
+    session.step(Run.use(EXPLORE, query="q"), response(["lib/a.js"]))
+    agent = Run.use("Agent", prompt="p", description="d")
+    session.message(agent)
+    session.result(agent, "done")
+    root = pytester.path / "c"
+    session.write(root / f"{sid}.jsonl")
+    sub = Session(sid, sidechain=True, agent_id="abc")
+    sub.prompt("p")
+    sub.step(Run.use("Read", file_path="lib/a.js"))
+    folder = root / sid / "subagents"
+    plain = sub.write(folder / "agent-abc.jsonl")
+    (folder / "agent-abc.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    (folder / "agent-abc.meta.json").write_text(json.dumps({"toolUseId": agent["id"]}))
+    result = pytester.runpytest(f"--explore-suff={root}", "--explore-suff-json=r.json")
+    result.assert_outcomes(passed=1)
+    [rec] = report(pytester, "r.json")["transcripts"]
+    assert (rec["calls"][0]["next"], rec["warnings"]) == ("Agent → Read a.js", [])
