@@ -189,7 +189,7 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         source = archive_source(root)
         ignored.extend(source.ignored)
         listed = list(source.files)  # archive order: reading in it never seeks back
-        open_file: Opener = source.open
+        open_file: Opener = source.head
     else:
         listed = _walk(root, ignored)
         open_file = open_path

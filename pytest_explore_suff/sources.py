@@ -55,7 +55,7 @@ def open_path(path: str) -> BinaryIO:
 class IndexedGzip(io.RawIOBase):
     """A gzip file with random access: checkpoints every `SPAN` uncompressed bytes."""
 
-    SPAN = 4 << 20
+    SPAN = 1 << 20
     CHUNK = 1 << 16
 
     def __init__(self, path: str) -> None:
@@ -125,17 +125,17 @@ class IndexedGzip(io.RawIOBase):
 
     def _read_at(self, pos: int, n: int) -> bytes:
         cursor = self._cursor
-        if cursor is None or not (cursor[2] - len(self._pending) <= pos) or pos - cursor[2] > self.SPAN:
+        start = cursor[2] - len(self._pending) if cursor is not None else 0
+        if cursor is None or pos < start or pos - cursor[2] > self.SPAN:
             # Resume from the nearest checkpoint at or before pos.
             i = bisect.bisect_right([p[0] for p in self._points], pos) - 1
             uncomp, comp, state = self._points[i]
             cursor = (state.copy(), comp, uncomp)
-            self._pending = b""
+            self._pending, start = b"", uncomp
         d, comp, uncomp = cursor
-        start = uncomp - len(self._pending)  # offset of self._pending[0]
-        out = self._pending[pos - start :] if pos >= start else b""
+        out = bytearray(self._pending[pos - start :] if pos < uncomp else b"")
+        self._file.seek(comp)
         while len(out) < n:
-            self._file.seek(comp)
             chunk = self._file.read(self.CHUNK)
             if not chunk:
                 break
@@ -145,12 +145,11 @@ class IndexedGzip(io.RawIOBase):
                 d, more = self._next_member(d)
                 data += more
             uncomp += len(data)
-            if uncomp <= pos:
-                continue
-            out += data[max(0, pos - (uncomp - len(data))) :]
-        self._pending = out[n:]
+            if uncomp > pos:
+                out += data[max(0, pos - (uncomp - len(data))) :]
+        self._pending = bytes(out[n:])
         self._cursor = (d, comp, uncomp)
-        return out[:n]
+        return bytes(out[:n])
 
     def close(self) -> None:
         self._file.close()
@@ -165,6 +164,7 @@ class ArchiveSource:
         self.ignored: list[dict[str, str]] = []
         self.files: list[str] = []  # relative names, in archive order
         self._open: Callable[[str], BinaryIO]
+        self._head: Callable[[str], BinaryIO]
         try:
             if path.lower().endswith(".zip"):
                 self._zip(path)
@@ -178,7 +178,8 @@ class ArchiveSource:
     def _tar(self, path: str) -> None:
         if path.lower().endswith((".tar.gz", ".tgz")):
             raw = IndexedGzip(path)
-            buffered = io.BufferedReader(raw, BUFFER)  # type: ignore[arg-type]
+            # A small buffer: reading a 512-byte header must not inflate a megabyte past it.
+            buffered = io.BufferedReader(raw, 1 << 14)  # type: ignore[arg-type]
             tar = tarfile.open(fileobj=buffered, mode="r:")  # noqa: SIM115 - open for the process
         else:
             tar = tarfile.open(path, mode="r:")  # noqa: SIM115 - open for the process
@@ -195,16 +196,18 @@ class ArchiveSource:
         names = self._accept(entries)
         self._members = {rel: members[name] for rel, name in names.items()}
 
-        def open_member(rel: str) -> BinaryIO:
+        def open_member(rel: str, *, whole: bool = True) -> BinaryIO:
             info = self._members.get(rel)
-            if info is None:
-                raise FileNotFoundError(rel)
-            fh = tar.extractfile(info)
+            fh = tar.extractfile(info) if info is not None else None
             if fh is None:
                 raise FileNotFoundError(rel)
-            return _maybe_gunzip(rel, fh)  # type: ignore[arg-type]
+            # A whole member in one read: tarfile's own small-block reads cost
+            # more than holding one transcript file in memory. Sniffing the
+            # first lines streams instead.
+            return _maybe_gunzip(rel, io.BytesIO(fh.read()) if whole else fh)  # type: ignore[arg-type]
 
         self._open = open_member
+        self._head = lambda rel: open_member(rel, whole=False)
 
     def _zip(self, path: str) -> None:
         archive = zipfile.ZipFile(path)
@@ -220,13 +223,16 @@ class ArchiveSource:
             entries.append((info.filename, True))
         names = self._accept(entries)
 
-        def open_member(rel: str) -> BinaryIO:
+        def open_member(rel: str, *, whole: bool = True) -> BinaryIO:
             name = names.get(rel)
             if name is None:
                 raise FileNotFoundError(rel)
-            return _maybe_gunzip(rel, archive.open(name))  # type: ignore[arg-type]
+            fh = archive.open(name)
+            # Whole, as for tar: zipfile reads lines in Python, a BytesIO in C.
+            return _maybe_gunzip(rel, io.BytesIO(fh.read()) if whole else fh)  # type: ignore[arg-type]
 
         self._open = open_member
+        self._head = lambda rel: open_member(rel, whole=False)
 
     def _accept(self, entries: list[tuple[str, bool]]) -> dict[str, str]:
         """Relative name -> member name, for the members a campaign can use.
@@ -259,6 +265,10 @@ class ArchiveSource:
 
     def open(self, rel: str) -> BinaryIO:
         return self._open(rel)
+
+    def head(self, rel: str) -> BinaryIO:
+        """A member for reading its first lines only (sniffing)."""
+        return self._head(rel)
 
 
 def _maybe_gunzip(name: str, fh: BinaryIO) -> BinaryIO:
