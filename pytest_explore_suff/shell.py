@@ -15,7 +15,8 @@ states it, and no further:
 - command words match the reader and search sets exactly (``/bin/cat`` is
   not ``cat``); only :func:`invokes` accepts a path ending in ``/program``;
 - the read path is picked by the contract's argument rule alone, for sed and
-  awk too: a sed or awk script containing ``/`` or ``.`` can be the path.
+  awk too: a sed or awk script containing ``/`` or ``.`` can be the path;
+- ``#`` starts no comment: the contract's word rules have none.
 
 These literal choices are deliberate: where the contract and real shell
 behaviour differ, the contract wins, because the results are checked
@@ -129,11 +130,8 @@ def _tokenize(line: str) -> tuple[list[list[str]], bool]:
 
         m = _PLAIN_RUN.match(line, i)
         if m:
-            if c == "#" and not have_word:
-                # A comment runs to the end of the line.
-                nl = line.find("\n", i)
-                i = n if nl < 0 else nl
-                continue
+            # No comments: `#` is an ordinary character, as the contract's
+            # word rules have it (`cat a.js # b.js` names b.js last).
             buf.append(m.group())
             have_word = True
             i = m.end()

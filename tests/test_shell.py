@@ -177,9 +177,9 @@ def test_a_parameter_expansion_is_one_word() -> None:
     assert bash_intent("cat ${DIR:-a;b}/x.js") == read("${DIR:-a;b}/x.js")
 
 
-def test_a_comment_is_not_part_of_the_command() -> None:
-    assert bash_intent("cat a.js # then b.js") == read("a.js")
-    assert bash_intent("# cat a.js\nls") == SEARCH
+def test_a_hash_is_an_ordinary_character_as_the_contract_has_no_comments() -> None:
+    assert bash_intent("cat a.js # then b.js") == read("b.js")
+    assert bash_intent("# a note\ncat lib/a.js") == read("lib/a.js")
     assert bash_intent("cat lib/a#b.js") == read("lib/a#b.js")
 
 
