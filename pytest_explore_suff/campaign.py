@@ -251,8 +251,8 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         sniff_rel(rel)
     for rel in flat_agents:
         _, event = sniff_rel(rel)
-        session = event.get("sessionId") if event else None
-        owner = "/".join([*rel.split("/")[:-1], f"{session}.jsonl"]) if isinstance(session, str) else None
+        sid = event.get("sessionId") if event else None
+        owner = "/".join([*rel.split("/")[:-1], f"{sid}.jsonl"]) if isinstance(sid, str) else None
         if owner in present:
             subagents[owner].append(rel)
         else:
@@ -276,7 +276,7 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         if name.startswith("agent-"):
             notes[rel].append("subagent file with no parent session in the campaign; judged alone")
             kind = "interactive"
-        segs = [r for _, r in sorted(turns.get(rel, []))]
+        turn_files = [r for _, r in sorted(turns.get(rel, []))]
         subs = sorted(subagents.get(rel, []))
         arm, group, run = _layout(rel)
         if kind == "interactive" and arm == "default":
@@ -287,7 +287,7 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
             arm = found.get("arm") or arm
             group = found.get("group") or group
             run = found.get("run") or run
-        rels = tuple(actual[f] for f in (rel, *segs, *subs))
+        rels = tuple(actual[f] for f in (rel, *turn_files, *subs))
         campaign.transcripts.append(
             Transcript(shown_path, kind, tuple(locate(f) for f in rels), arm, group, run,
                        tuple(notes.get(rel, ())), rels, archive)

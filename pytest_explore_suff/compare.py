@@ -20,11 +20,11 @@ class BaselineError(Exception):
     """A baseline report that cannot be used; ``str()`` says why in one line."""
 
 
-def _by_group(recs: list[dict[str, Any]], bucket: str) -> dict[str, list[tuple[int, int]]]:
+def _by_group(recs: list[dict[str, Any]], bucket: str) -> dict[str, Sequence[tuple[int, int]]]:
     out: dict[str, list[tuple[int, int]]] = {}
     for rec in recs:
         out.setdefault(rec["group"], []).append((rec["counts"][bucket], rec["answered"]))
-    return out
+    return dict(out)
 
 
 def _answering(records: list[dict[str, Any]], arm: str) -> list[dict[str, Any]]:

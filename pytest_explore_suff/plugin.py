@@ -463,9 +463,9 @@ class Reporter:
                               "nothing to compare")  # fmt: skip
         baseline = None
         if settings.baseline is not None:
-            baseline = {"report": settings.baseline_path,
-                        "arms": compare_baseline(settings.baseline, records)}  # fmt: skip
-            self.outcomes += drop_gates(baseline["arms"], settings.max_drop, settings.gate_on)
+            changes = compare_baseline(settings.baseline, records)
+            baseline = {"report": settings.baseline_path, "arms": changes}
+            self.outcomes += drop_gates(changes, settings.max_drop, settings.gate_on)
         self.document = {
             "schema": SCHEMA,
             "campaign": shown(self.settings.root or ""),

@@ -179,7 +179,7 @@ class ArchiveSource:
         if path.lower().endswith((".tar.gz", ".tgz")):
             raw = IndexedGzip(path)
             # A small buffer: reading a 512-byte header must not inflate a megabyte past it.
-            buffered = io.BufferedReader(raw, 1 << 14)  # type: ignore[arg-type]
+            buffered = io.BufferedReader(raw, 1 << 14)
             tar = tarfile.open(fileobj=buffered, mode="r:")  # noqa: SIM115 - open for the process
         else:
             tar = tarfile.open(path, mode="r:")  # noqa: SIM115 - open for the process

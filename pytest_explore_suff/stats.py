@@ -19,7 +19,7 @@ Everything here is deterministic: the same counts give the same bytes.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 Z95 = 1.959963984540054
@@ -108,7 +108,7 @@ def difference(a: Share, b: Share) -> Difference:
 
 
 def paired_difference(
-    a_by_group: dict[str, Sequence[tuple[int, int]]], b_by_group: dict[str, Sequence[tuple[int, int]]]
+    a_by_group: Mapping[str, Sequence[tuple[int, int]]], b_by_group: Mapping[str, Sequence[tuple[int, int]]]
 ) -> Difference | None:
     """Stratified a - b over the groups both arms answered in; None when they share none."""
     common = sorted(g for g in a_by_group if g in b_by_group)

@@ -59,7 +59,7 @@ def arm_table(arms: dict[str, dict[str, Any]], pooled: dict[str, Any]) -> str:
         )
     rows.append(["errored (not bucketed)", *(agg["errored"] for _, agg in columns), ""])
     rows.append(["concurrent (same message)", *(agg["concurrent"] for _, agg in columns), ""])
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    return str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
 
 
 def call_line(index: int, call: dict[str, Any]) -> str:
@@ -86,7 +86,7 @@ def comparison_table(cmp: dict[str, Any]) -> str:
         d = cmp["buckets"][b.key]
         rows.append([b.label, f"{d['a']:.0%}", f"{d['b']:.0%}",
                      f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]"])  # fmt: skip
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    return str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
 
 
 def baseline_table(arms: dict[str, Any]) -> str:
@@ -101,4 +101,4 @@ def baseline_table(arms: dict[str, Any]) -> str:
             old, new = f"{d['old']:.0%} (n={cmp['n_old']})", f"{d['new']:.0%} (n={cmp['n_new']})"
             change = f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]"
             rows.append([clean(arm), b.label, old, new, change])
-    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)
+    return str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))

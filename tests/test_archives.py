@@ -194,3 +194,14 @@ def test_a_gzipped_subagent_file_is_linked_through_its_meta_file(pytester):
     result.assert_outcomes(passed=1)
     [rec] = report(pytester, "r.json")["transcripts"]
     assert (rec["calls"][0]["next"], rec["warnings"]) == ("Agent → Read a.js", [])
+
+
+def test_a_cut_short_gzipped_transcript_fails_its_item_with_a_reason(pytester):
+    root = ab_campaign(pytester.path / "c", with_runs=[sufficient_run()], without_runs=[no_explore_run()])
+    path = root / "express" / "run1" / "run-headless-with.jsonl"
+    data = gzip.compress(path.read_bytes())
+    path.with_name(path.name + ".gz").write_bytes(data[: len(data) // 2])
+    path.unlink()
+    result = pytester.runpytest(f"--explore-suff={root}", "--explore-suff-json=r.json")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["express/run1/run-headless-with.jsonl.gz: cannot read *"])

@@ -92,6 +92,11 @@ def worth_decoding(line: bytes, collector: Collector, *, links: bool = False) ->
     return False
 
 
+def _why(exc: BaseException) -> str:
+    """An OS error's own words; for a broken .gz (EOFError, zlib.error) its message."""
+    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+
+
 def events(
     path: str,
     collector: Collector,
@@ -109,7 +114,7 @@ def events(
     try:
         stream = collector.open_file(path)
     except (OSError, ArchiveError) as exc:
-        raise Unreadable(f"cannot open {os.path.basename(path)}: {exc.strerror or exc}") from None
+        raise Unreadable(f"cannot open {os.path.basename(path)}: {_why(exc)}") from None
     corrupt_at: list[int] = []
     pending: tuple[int, bool] | None = None  # a bad line, unless it turns out to be the last
     with stream:
@@ -144,7 +149,7 @@ def events(
                     collector.recognized = True
                 yield obj
         except (OSError, EOFError, zlib.error) as exc:  # removed, a directory, a broken .gz
-            raise Unreadable(f"cannot read {os.path.basename(path)}: {exc.strerror or exc}") from None
+            raise Unreadable(f"cannot read {os.path.basename(path)}: {_why(exc)}") from None
     name = os.path.basename(path)
     if pending is not None:
         if pending[1]:

@@ -158,7 +158,7 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
         if sub.tool_use_id and sub.tool_use_id in known:
             attach(sub, sub.tool_use_id)
         elif sub.agent_id and (via := collector.agent_links.get(sub.agent_id)) in known:
-            attach(sub, via)  # type: ignore[arg-type]
+            attach(sub, via)
         else:
             collector.warnings.append(
                 f"subagent {sub.label} could not be linked to its Task/Agent call; judged as its own thread"
