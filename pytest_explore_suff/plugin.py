@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from . import hookspecs, judge
-from .campaign import Transcript, discover, shown
+from .campaign import Campaign, Transcript, discover, shown
 from .compare import BaselineError, arm_pair, compare_arms, compare_baseline, drop_gates, load_baseline
 from .events import ToolSpec
 from .gates import GATES, Gate, Outcome, evaluate, parse_threshold, sample_size
@@ -26,7 +26,7 @@ DEFAULT_JSON = "explore-suff.json"
 RECORD_ATTR = "explore_suff"  # the report attribute a transcript's record travels on
 IGNORED_KEY = "explore_suff_ignored"  # workeroutput key: the files a worker's collection ignored
 
-campaign_key = pytest.StashKey["Campaign"]()
+campaign_key = pytest.StashKey[Campaign]()
 settings_key = pytest.StashKey["Settings"]()
 reporter_key = pytest.StashKey["Reporter"]()
 
