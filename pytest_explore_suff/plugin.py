@@ -149,118 +149,131 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def _option(parser: pytest.Parser, flag: str, ini: str, help: str, **kwargs: Any) -> None:
+    """A command-line option and its ini twin (the command line wins, see `Settings`)."""
     group = parser.getgroup("explore-suff", "explore sufficiency of coding-agent campaigns")
-    group.addoption(
+    group.addoption(flag, dest=kwargs.pop("dest", ini), help=help, **kwargs)
+    if kwargs.get("action") == "store_true":
+        parser.addini(ini, help, type="bool", default=False)
+    elif kwargs.get("action") == "append":
+        parser.addini(ini, help, type="linelist")
+    else:
+        parser.addini(ini, help)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    _option(
+        parser,
         "--explore-suff",
-        dest="explore_suff",
+        "explore_suff",
         metavar="DIR",
-        help="classify every transcript under the campaign directory DIR (collects only the campaign)",
+        help="classify every transcript of the campaign DIR, a folder or a .tar.gz/.tgz/.tar/.zip "
+        "archive (collects only the campaign)",
     )
-    parser.addini("explore_suff", "campaign directory to classify (as --explore-suff)")
-    group.addoption(
+    _option(
+        parser,
         "--explore-suff-json",
-        dest="explore_suff_json",
+        "explore_suff_json",
         metavar="PATH",
         help=f"where to write the JSON report (default: {DEFAULT_JSON}; 'none' to skip)",
     )
-    parser.addini("explore_suff_json", "path of the JSON report")
-    group.addoption(
+    _option(
+        parser,
         "--explore-suff-pattern",
-        dest="explore_suff_pattern",
+        "explore_suff_pattern",
         metavar="REGEX",
         help="regex with named groups arm, group, run, searched in each transcript's relative path",
     )
-    parser.addini("explore_suff_pattern", "regex naming arm/group/run in relative paths")
-    group.addoption(
+    _option(
+        parser,
         "--explore-suff-tool",
-        dest="explore_suff_tool",
+        "explore_suff_tool",
         metavar="SUBSTR",
         help=f"judge tool calls whose name contains SUBSTR (default: {ToolSpec.explore})",
     )
-    parser.addini("explore_suff_tool", "name substring of the judged tool")
-    group.addoption(
+    _option(
+        parser,
         "--explore-suff-family",
-        dest="explore_suff_family",
+        "explore_suff_family",
         metavar="SUBSTR",
         help="a call of any tool containing SUBSTR is 'explore again'; also its CLI name "
         f"(default: {ToolSpec.family})",
     )
-    parser.addini("explore_suff_family", "name substring of the tool's family")
-    group.addoption(
+    _option(
+        parser,
         "--explore-suff-marker",
-        dest="explore_suff_marker",
+        "explore_suff_marker",
         metavar="REGEX",
         help="regex whose first group is a returned file's path (default: the **`path`** line marker)",
     )
-    parser.addini("explore_suff_marker", "returned-file marker regex")
-    group.addoption(
+    _option(
+        parser,
         "--explore-suff-keep-excluded",
-        dest="explore_suff_keep_excluded",
+        "explore_suff_keep_excluded",
         action="store_true",
         default=None,
         help="keep raced and contaminated runs in the aggregates instead of skipping them",
     )
-    parser.addini("explore_suff_keep_excluded", "keep raced/contaminated runs", type="bool", default=False)
-    group.addoption(
+    _option(
+        parser,
         "--explore-suff-strict",
-        dest="explore_suff_strict",
+        "explore_suff_strict",
         action="store_true",
         default=None,
         help="fail a transcript that has corrupt lines (default: a warning)",
     )
-    parser.addini("explore_suff_strict", "fail transcripts with corrupt lines", type="bool", default=False)
-    group.addoption(
+    _option(
+        parser,
         "--explore-suff-gate-on",
-        dest="explore_suff_gate_on",
+        "explore_suff_gate_on",
         choices=GATE_ON,
         help="decide threshold gates on the point estimate (default) or on the 95%% interval's bound",
     )
-    parser.addini("explore_suff_gate_on", "point or bound")
-    group.addoption(
+    _option(
+        parser,
         "--explore-suff-min-calls",
-        dest="explore_suff_min_calls",
+        "explore_suff_min_calls",
         type=_positive_int,
         metavar="N",
         help="fail when an arm has answered calls, but fewer than N",
     )
-    parser.addini("explore_suff_min_calls", "minimum answered calls per arm")
-    group.addoption(
+    _option(
+        parser,
         "--explore-suff-compare",
-        dest="explore_suff_compare",
+        "explore_suff_compare",
         type=_arm_pair,
         metavar="A,B",
         help="the two arms to compare (default: the arms with answered calls, when there are exactly two)",
     )
-    parser.addini("explore_suff_compare", "arms to compare, as A,B")
-    group.addoption(
+    _option(
+        parser,
         "--explore-suff-baseline",
-        dest="explore_suff_baseline",
+        "explore_suff_baseline",
         metavar="REPORT",
         help="compare with a saved JSON report of an earlier campaign",
     )
-    parser.addini("explore_suff_baseline", "baseline JSON report")
-    group.addoption(
+    _option(
+        parser,
         "--max-sufficient-drop",
+        "explore_suff_max_sufficient_drop",
         dest="max_sufficient_drop",
         type=_fraction,
         metavar="FRAC",
         help="fail when an arm's sufficient share fell by more than FRAC from the baseline",
     )
-    parser.addini("explore_suff_max_sufficient_drop", "largest allowed drop of the sufficient share")
     for stem, (metric, op) in GATES.items():
         bound = "at least" if op == "min" else "at most"
-        group.addoption(
+        _option(
+            parser,
             f"--{stem.replace('_', '-')}",
+            f"explore_suff_{stem}",
             dest=stem,
             action="append",
             type=parse_threshold,
             metavar="[ARM:]FRAC",
             help=f"fail unless the {metric} share is {bound} FRAC, in ARM or in every arm with answered "
-            "calls "
-            "(repeatable)",
+            "calls (repeatable)",
         )
-        parser.addini(f"explore_suff_{stem}", f"gates as --{stem.replace('_', '-')}", type="linelist")
 
 
 def pytest_configure(config: pytest.Config) -> None:
