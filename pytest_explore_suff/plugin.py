@@ -50,9 +50,19 @@ class Settings:
             value = config.getoption(name)
             return value if value not in (None, [], "") else config.getini(name)
 
-        directory = opt("explore_suff")
-        self.root: str | None = str(directory) if directory else None
-        json_path = opt("explore_suff_json") or DEFAULT_JSON
+        def path_opt(name: str) -> str | None:
+            """A path: from the command line as given; from the ini, relative to the ini file."""
+            value = config.getoption(name)
+            if value:
+                return str(value)
+            value = config.getini(name)
+            if not value or value == "none":
+                return value or None
+            base = config.inipath.parent if config.inipath else config.rootpath
+            return os.path.join(base, value)
+
+        self.root: str | None = path_opt("explore_suff")
+        json_path = path_opt("explore_suff_json") or DEFAULT_JSON
         self.json: str | None = None if json_path == "none" else json_path
         self.spec = ToolSpec(
             explore=opt("explore_suff_tool") or ToolSpec.explore,
@@ -85,8 +95,7 @@ class Settings:
             _fraction,
             "explore_suff_max_sufficient_drop",
         )
-        baseline = opt("explore_suff_baseline")
-        self.baseline_path: str | None = str(baseline) if baseline else None
+        self.baseline_path: str | None = path_opt("explore_suff_baseline")
         self.baseline: list[dict[str, Any]] | None = None
 
 

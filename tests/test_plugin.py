@@ -406,3 +406,13 @@ def test_without_the_option_the_plugin_stays_out_of_the_way(pytester):
     result.assert_outcomes(passed=1)
     assert "explore sufficiency" not in result.stdout.str()
     assert not (pytester.path / "explore-suff.json").exists()
+
+
+def test_ini_paths_are_relative_to_the_ini_file_not_the_current_folder(pytester, campaign):
+    pytester.makeini("[pytest]\nexplore_suff = ab\nexplore_suff_json = out/r.json\n")
+    sub = pytester.mkdir("sub")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(sub)
+        result = pytester.runpytest(f"--rootdir={pytester.path}", f"-c={pytester.path / 'tox.ini'}")
+    result.assert_outcomes(passed=5)
+    assert (pytester.path / "out" / "r.json").exists()
