@@ -214,21 +214,26 @@ class Collector:
             self.threads = {(new if k == old else k): v for k, v in self.threads.items()}
 
     def order_by_spawn(self) -> None:
-        """Main first, then each subagent thread where its Task/Agent call stands.
+        """Each subagent thread right where its Task/Agent call stands, depth first.
 
-        Subagent files are read after the session file, in file-name order;
-        calls are listed thread by thread, so put the threads in spawn order.
+        Subagent files are read after the session file, in file-name order.
+        Ordered like this, the threads appear as they would in one merged
+        stream (a subagent's events right after the call that spawned it), so
+        calls are listed in the same order as for a stream-json run.
         """
-        position: dict[str, int] = {}
-        for actions in self.threads.values():
-            for action in actions:
-                position.setdefault(action.id, len(position))
-        unlinked = len(position)
-
-        def key(thread: str) -> tuple[int, int]:
-            return (0, 0) if thread == "main" else (1, position.get(thread, unlinked))
-
-        self.threads = {k: self.threads[k] for k in sorted(self.threads, key=key)}
+        order: list[str] = []
+        seen: set[str] = set()
+        for root in ["main", *self.threads]:  # main first; unlinked threads last
+            stack = [root]
+            while stack:
+                key = stack.pop()
+                if key in seen or key not in self.threads:
+                    continue
+                seen.add(key)
+                order.append(key)
+                # Push spawned threads in reverse so the first spawn is visited first.
+                stack.extend(reversed([a.id for a in self.threads[key] if a.id in self.threads]))
+        self.threads = {k: self.threads[k] for k in order}
 
     def drop_thread(self, key: str) -> None:
         for action in self.threads.pop(key, ()):
