@@ -336,20 +336,33 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         workeroutput[IGNORED_KEY] = campaign.ignored
 
 
+def _campaign_node(cls: Any, path: Path, parent: pytest.Collector) -> pytest.Collector:
+    """The campaign's node. Inside the rootdir pytest names it by its relative
+    path; outside, pytest would give it an empty node id (items would read
+    ``::run1/x.jsonl``), so it is named by its own name, escaped: pytest writes
+    node ids to its cache as UTF-8, and a name may not be."""
+    try:
+        path.relative_to(parent.config.rootpath)
+        inside = shown(str(path)) == str(path)
+    except ValueError:
+        inside = False
+    if inside:
+        return cls.from_parent(parent, path=path)  # type: ignore[no-any-return]
+    name = shown(path.name)
+    return cls.from_parent(parent, path=path, name=name, nodeid=name)  # type: ignore[no-any-return]
+
+
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     settings = parent.config.stash.get(settings_key, None)
     if settings is not None and settings.root is not None and str(path) == settings.root:
-        if shown(str(path)) != str(path):
-            # Not UTF-8: pytest writes node ids to its cache as UTF-8, so escape ours.
-            return CampaignDir.from_parent(parent, path=path, name=shown(path.name), nodeid=shown(path.name))
-        return CampaignDir.from_parent(parent, path=path)
+        return _campaign_node(CampaignDir, path, parent)
     return None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     settings = parent.config.stash.get(settings_key, None)
     if settings is not None and settings.root is not None and str(file_path) == settings.root:
-        return CampaignArchive.from_parent(parent, path=file_path)
+        return _campaign_node(CampaignArchive, file_path, parent)
     return None
 
 

@@ -416,3 +416,10 @@ def test_ini_paths_are_relative_to_the_ini_file_not_the_current_folder(pytester,
         result = pytester.runpytest(f"--rootdir={pytester.path}", f"-c={pytester.path / 'tox.ini'}")
     result.assert_outcomes(passed=5)
     assert (pytester.path / "out" / "r.json").exists()
+
+
+def test_a_campaign_outside_the_rootdir_names_its_items_after_the_campaign(pytester, tmp_path_factory):
+    outside = ab_campaign(tmp_path_factory.mktemp("elsewhere") / "ab-readme", with_runs=[sufficient_run()],
+                          without_runs=[])  # fmt: skip
+    result = pytester.runpytest(f"--explore-suff={outside}", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(["ab-readme::express/run1/run-headless-with.jsonl"])
