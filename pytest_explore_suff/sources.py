@@ -53,36 +53,26 @@ def open_path(path: str) -> BinaryIO:
 
 
 class IndexedGzip(io.RawIOBase):
-    """A gzip file with random access: checkpoints every `SPAN` uncompressed bytes."""
+    """A gzip file with random access: a checkpoint every `SPAN` uncompressed bytes.
+
+    The index is built lazily, while the stream is first read front to back
+    (listing a tar reads it front to back), so a .tar.gz is inflated once to
+    list and index it and once more to read its members.
+    """
 
     SPAN = 1 << 20
     CHUNK = 1 << 16
 
     def __init__(self, path: str) -> None:
         self._file = open(path, "rb")  # noqa: SIM115 - closed in close()
-        # (uncompressed offset, compressed offset, decompressor state there)
-        self._points: list[tuple[int, int, zlib._Decompress]] = []
-        self._size = self._build_index()
-        self._pos = 0
-        self._cursor: tuple[zlib._Decompress, int, int] | None = None  # (decompressor, comp, uncomp)
-        self._pending = b""  # output already decompressed at the cursor, not yet returned
-
-    def _build_index(self) -> int:
         d = zlib.decompressobj(47)  # 32 + 15: gzip or zlib header, detected
-        self._points.append((0, 0, d.copy()))
-        comp = uncomp = last = 0
-        while chunk := self._file.read(self.CHUNK):
-            comp += len(chunk)
-            uncomp += len(self._inflate(d, chunk))
-            if d.eof:  # a concatenated gzip member follows, or trailing bytes
-                d, more = self._next_member(d)
-                uncomp += len(more)
-            if uncomp - last >= self.SPAN and not d.unused_data:
-                self._points.append((uncomp, comp, d.copy()))
-                last = uncomp
-        if not d.eof and uncomp:
-            raise ArchiveError("the gzip stream is cut short")
-        return uncomp
+        # (uncompressed offset, compressed offset, decompressor state there)
+        self._points: list[tuple[int, int, zlib._Decompress]] = [(0, 0, d.copy())]
+        self._offsets = [0]  # the uncompressed offsets of _points, for bisect
+        self._size: int | None = None  # known once the stream was inflated to its end
+        self._pos = 0
+        self._cursor: tuple[zlib._Decompress, int, int] = (d, 0, 0)  # (decompressor, comp, uncomp)
+        self._pending = b""  # output already inflated just before the cursor, not yet returned
 
     @staticmethod
     def _inflate(d: zlib._Decompress, data: bytes) -> bytes:
@@ -94,10 +84,9 @@ class IndexedGzip(io.RawIOBase):
     def _next_member(self, d: zlib._Decompress) -> tuple[zlib._Decompress, bytes]:
         """The decompressor of the next gzip member, and what its first bytes gave."""
         rest = d.unused_data
-        nxt = zlib.decompressobj(47)
         if not rest.strip(b"\0"):  # tar pads with zeros; nothing more to inflate
-            nxt = d
-            return nxt, b""
+            return d, b""
+        nxt = zlib.decompressobj(47)
         return nxt, self._inflate(nxt, rest)
 
     def readable(self) -> bool:
@@ -110,12 +99,15 @@ class IndexedGzip(io.RawIOBase):
         return self._pos
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size}[whence]
+        if whence == io.SEEK_END and self._size is None:
+            while self._read_at(self._cursor[2], self.CHUNK * 16):  # inflate to the end
+                pass
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._size or 0}[whence]
         self._pos = max(0, base + offset)
         return self._pos
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        want = min(len(buffer), self._size - self._pos)
+        want = len(buffer) if self._size is None else min(len(buffer), self._size - self._pos)
         if want <= 0:
             return 0
         data = self._read_at(self._pos, want)
@@ -124,20 +116,22 @@ class IndexedGzip(io.RawIOBase):
         return len(data)
 
     def _read_at(self, pos: int, n: int) -> bytes:
-        cursor = self._cursor
-        start = cursor[2] - len(self._pending) if cursor is not None else 0
-        if cursor is None or pos < start or pos - cursor[2] > self.SPAN:
-            # Resume from the nearest checkpoint at or before pos.
-            i = bisect.bisect_right([p[0] for p in self._points], pos) - 1
+        d, comp, uncomp = self._cursor
+        start = uncomp - len(self._pending)  # offset of self._pending[0]
+        i = bisect.bisect_right(self._offsets, pos) - 1
+        if pos < start or (pos - uncomp > self.SPAN and self._offsets[i] > uncomp):
+            # Behind the cursor, or a checkpoint lies closer: resume from the checkpoint.
             uncomp, comp, state = self._points[i]
-            cursor = (state.copy(), comp, uncomp)
+            d = state.copy()
             self._pending, start = b"", uncomp
-        d, comp, uncomp = cursor
         out = bytearray(self._pending[pos - start :] if pos < uncomp else b"")
         self._file.seek(comp)
         while len(out) < n:
             chunk = self._file.read(self.CHUNK)
             if not chunk:
+                if not d.eof:
+                    raise ArchiveError("the gzip stream is cut short")
+                self._size = uncomp
                 break
             comp += len(chunk)
             data = self._inflate(d, chunk)
@@ -145,6 +139,9 @@ class IndexedGzip(io.RawIOBase):
                 d, more = self._next_member(d)
                 data += more
             uncomp += len(data)
+            if uncomp - self._offsets[-1] >= self.SPAN and not d.unused_data:
+                self._points.append((uncomp, comp, d.copy()))  # new ground: index it
+                self._offsets.append(uncomp)
             if uncomp > pos:
                 out += data[max(0, pos - (uncomp - len(data))) :]
         self._pending = bytes(out[n:])
