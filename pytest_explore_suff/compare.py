@@ -9,7 +9,7 @@ from typing import Any
 from . import stats
 from .buckets import KEYS
 from .gates import Gate, Outcome
-from .report import SCHEMA, aggregate, clusters
+from .report import SCHEMA, clusters
 
 SUPPORTED_SCHEMAS = (SCHEMA,)
 #: Arm names that mean "the thing we compare against".
@@ -83,11 +83,10 @@ def load_baseline(path: str) -> list[dict[str, Any]]:
 
 
 def compare_baseline(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per arm in both, per bucket: old and new shares and new - old with its interval."""
-    old_arms, _ = aggregate(old)
-    new_arms, _ = aggregate(new)
+    """Per arm in either campaign, per bucket: old and new shares and new - old with its interval."""
+    arms = {r["arm"] for r in (*old, *new) if r["status"] == "classified"}
     out: dict[str, Any] = {}
-    for arm in sorted(set(old_arms) | set(new_arms)):
+    for arm in sorted(arms):
         ro, rn = _answering(old, arm), _answering(new, arm)
         buckets = {}
         for key in KEYS:
