@@ -160,15 +160,12 @@ class ArchiveSource:
         self.path = path
         self.ignored: list[dict[str, str]] = []
         self.files: list[str] = []  # relative names, in archive order
-        self._open: Callable[[str], BinaryIO]
-        self._head: Callable[[str], BinaryIO]
+        self._extract: Callable[[str], BinaryIO]  # a member's stored bytes; FileNotFoundError if none
         try:
             if path.lower().endswith(".zip"):
                 self._zip(path)
             else:
                 self._tar(path)
-        except ArchiveError:
-            raise
         except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, zlib.error) as exc:
             raise ArchiveError(f"not a readable archive: {exc}") from None
 
@@ -190,21 +187,16 @@ class ArchiveSource:
                 continue
             entries.append((info.name, info.isfile()))
             members[info.name] = info
-        names = self._accept(entries)
-        self._members = {rel: members[name] for rel, name in names.items()}
+        found = {rel: members[name] for rel, name in self._accept(entries).items()}
 
-        def open_member(rel: str, *, whole: bool = True) -> BinaryIO:
-            info = self._members.get(rel)
+        def extract(rel: str) -> BinaryIO:
+            info = found.get(rel)
             fh = tar.extractfile(info) if info is not None else None
             if fh is None:
                 raise FileNotFoundError(rel)
-            # A whole member in one read: tarfile's own small-block reads cost
-            # more than holding one transcript file in memory. Sniffing the
-            # first lines streams instead.
-            return _maybe_gunzip(rel, io.BytesIO(fh.read()) if whole else fh)  # type: ignore[arg-type]
+            return fh  # type: ignore[return-value]
 
-        self._open = open_member
-        self._head = lambda rel: open_member(rel, whole=False)
+        self._extract = extract
 
     def _zip(self, path: str) -> None:
         archive = zipfile.ZipFile(path)
@@ -220,16 +212,13 @@ class ArchiveSource:
             entries.append((info.filename, True))
         names = self._accept(entries)
 
-        def open_member(rel: str, *, whole: bool = True) -> BinaryIO:
+        def extract(rel: str) -> BinaryIO:
             name = names.get(rel)
             if name is None:
                 raise FileNotFoundError(rel)
-            fh = archive.open(name)
-            # Whole, as for tar: zipfile reads lines in Python, a BytesIO in C.
-            return _maybe_gunzip(rel, io.BytesIO(fh.read()) if whole else fh)  # type: ignore[arg-type]
+            return archive.open(name)  # type: ignore[return-value]
 
-        self._open = open_member
-        self._head = lambda rel: open_member(rel, whole=False)
+        self._extract = extract
 
     def _accept(self, entries: list[tuple[str, bool]]) -> dict[str, str]:
         """Relative name -> member name, for the members a campaign can use.
@@ -237,7 +226,7 @@ class ArchiveSource:
         Names that escape the archive root are refused; a single top-level
         folder (``tar czf c.tar.gz ab-readme``) is the campaign root.
         """
-        safe: list[tuple[str, str, bool]] = []
+        safe: list[tuple[str, str]] = []  # (clean name, member name)
         for name, regular in entries:
             clean = posixpath.normpath(name.replace("\\", "/"))
             if name.startswith(("/", "\\")) or clean == ".." or clean.startswith("../") or ":" in name[:3]:
@@ -248,11 +237,11 @@ class ArchiveSource:
             if not regular:
                 self.ignored.append({"path": clean, "reason": "not a regular file"})
                 continue
-            safe.append((clean, name, regular))
-        tops = {c.split("/", 1)[0] for c, _, _ in safe}
-        strip = len(tops) == 1 and all("/" in c for c, _, _ in safe)
+            safe.append((clean, name))
+        tops = {c.split("/", 1)[0] for c, _ in safe}
+        strip = len(tops) == 1 and all("/" in c for c, _ in safe)
         out: dict[str, str] = {}
-        for clean, name, _ in safe:
+        for clean, name in safe:
             rel = clean.split("/", 1)[1] if strip else clean
             if rel not in out:
                 out[rel] = name
@@ -261,11 +250,14 @@ class ArchiveSource:
         return out
 
     def open(self, rel: str) -> BinaryIO:
-        return self._open(rel)
+        """A member to read through: read whole in one go, since tarfile's and
+        zipfile's own small reads (and zipfile's readline, in Python) cost more
+        than holding one transcript file in memory."""
+        return _maybe_gunzip(rel, io.BytesIO(self._extract(rel).read()))
 
     def head(self, rel: str) -> BinaryIO:
-        """A member for reading its first lines only (sniffing)."""
-        return self._head(rel)
+        """A member for reading its first lines only (sniffing): streamed."""
+        return _maybe_gunzip(rel, self._extract(rel))
 
 
 def _maybe_gunzip(name: str, fh: BinaryIO) -> BinaryIO:
