@@ -13,12 +13,10 @@ from functools import lru_cache
 from typing import Any
 
 from .buckets import zero_counts
-from .events import DELEGATION_TOOLS, Action, Collector, ToolSpec
+from .events import DELEGATION_TOOLS, READ_TOOLS, SEARCH_TOOLS, Action, Collector, ToolSpec
 from .shell import Intent, bash_intent
 
 TRANSPARENT_TOOLS = frozenset({"ToolSearch", "TodoWrite"})
-READ_TOOLS = frozenset({"Read", "NotebookRead"})
-SEARCH_TOOLS = frozenset({"Grep", "Glob"})
 
 # A path-shaped token: one or more `dir/` components, then a name with an
 # extension. ASCII classes on purpose: the reference is JavaScript, whose \w is ASCII.

@@ -15,6 +15,8 @@ from .shell import invokes
 from .sources import Opener, open_path
 
 DELEGATION_TOOLS = frozenset({"Agent", "Task"})
+READ_TOOLS = frozenset({"Read", "NotebookRead"})
+SEARCH_TOOLS = frozenset({"Grep", "Glob"})
 RACE_MARKER = "No such tool available"
 
 
@@ -39,9 +41,9 @@ TOOL_KINDS = ("explore", "read", "search", "bash", "other")
 def tool_kind(name: str, spec: ToolSpec) -> str:
     if spec.explore in name:
         return "explore"
-    if name in ("Read", "NotebookRead"):
+    if name in READ_TOOLS:
         return "read"
-    if name in ("Grep", "Glob"):
+    if name in SEARCH_TOOLS:
         return "search"
     return "bash" if name == "Bash" else "other"
 
@@ -76,7 +78,7 @@ def result_text(content: Any) -> str:
 def _arg(name: str, data: Any, spec: ToolSpec) -> str:
     if not isinstance(data, dict):
         return ""
-    if name in ("Read", "NotebookRead"):
+    if name in READ_TOOLS:
         value = data.get("file_path") if name == "Read" else data.get("notebook_path")
         if value is None:  # tolerate the other key, as the reference does
             value = data.get("notebook_path") if name == "Read" else data.get("file_path")
