@@ -76,7 +76,14 @@ class Settings:
         self.gates: list[Gate] = []
         for stem, (metric, op) in GATES.items():
             cli = config.getoption(stem) or []
-            values = cli if cli else [_ini_threshold(v, stem) for v in config.getini(f"explore_suff_{stem}")]
+            values = (
+                cli
+                if cli
+                else [
+                    _checked(v, parse_threshold, f"explore_suff_{stem}")
+                    for v in config.getini(f"explore_suff_{stem}")
+                ]
+            )
             self.gates += [Gate(metric, op, frac, arm) for arm, frac in values]
         self.gate_on: str = opt("explore_suff_gate_on") or "point"
         if self.gate_on not in GATE_ON:
@@ -145,13 +152,6 @@ def _checked(value: Any, parse: Any, ini: str) -> Any:
         return parse(value)
     except argparse.ArgumentTypeError as exc:
         raise pytest.UsageError(f"ini {ini}: {exc}") from None
-
-
-def _ini_threshold(text: str, stem: str) -> tuple[str | None, float]:
-    try:
-        return parse_threshold(text)
-    except argparse.ArgumentTypeError as exc:
-        raise pytest.UsageError(f"ini explore_suff_{stem}: {exc}") from None
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
