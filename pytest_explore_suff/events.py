@@ -18,6 +18,8 @@ DELEGATION_TOOLS = frozenset({"Agent", "Task"})
 READ_TOOLS = frozenset({"Read", "NotebookRead"})
 SEARCH_TOOLS = frozenset({"Grep", "Glob"})
 RACE_MARKER = "No such tool available"
+#: D8: where the judged tool's query is, when it is not codegraph's and has no ``query``.
+QUERY_FALLBACKS = ("task", "symbol", "question", "topic", "pattern", "libraryName")
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,11 @@ def _arg(name: str, data: Any, spec: ToolSpec) -> str:
         value = data.get("prompt")
     elif spec.explore in name:
         value = data.get("query")
+        # D8, literally: only a judged tool that is not codegraph's falls back.
+        # The literal name, not ``spec.family``: the judged tool always belongs
+        # to its own family, and codegraph's tools all take ``query``.
+        if value is None and "codegraph" not in name:
+            value = _fallback_query(data)
     else:
         return ""
     if value is None:
@@ -102,6 +109,13 @@ def _arg(name: str, data: Any, spec: ToolSpec) -> str:
         return f"<unprintable {type(value).__name__}>"
 
 
+def _fallback_query(data: dict[str, Any]) -> Any:
+    for key in QUERY_FALLBACKS:
+        if data.get(key) is not None:
+            return data[key]
+    return next((v for v in data.values() if isinstance(v, str)), None)
+
+
 @dataclass
 class Collector:
     """Accumulates one transcript's actions and the results the verdicts need."""
@@ -114,9 +128,19 @@ class Collector:
     wanted_bytes: set[bytes] = field(default_factory=set)
     #: spawning tool_use id by subagent agentId, from ``toolUseResult.agentId``.
     agent_links: dict[str, str] = field(default_factory=dict)
+    #: the same, from ``progress`` lines (``data.agentId`` -> ``parentToolUseID``).
+    progress_links: dict[str, str] = field(default_factory=dict)
+    #: agentId values already met on progress lines: a later line naming only
+    #: these is skipped undecoded (it can link nothing new).
+    progress_agents: set[bytes] = field(default_factory=set)
+    #: ``input.description`` of each Task/Agent call, to tell apart calls with one prompt.
+    descriptions: dict[str, str] = field(default_factory=dict)
     runs: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    raced: bool = False
+    #: D6: ids of calls of the tool family, and ids whose result said RACE_MARKER.
+    #: Results can come before their calls, so the two meet only in `raced`.
+    family_ids: set[str] = field(default_factory=set)
+    race_ids: set[str] = field(default_factory=set)
     cli_ids: set[str] = field(default_factory=set)
     lines: int = 0
     #: set by the reader once a line has proved the file holds agent events
@@ -147,11 +171,16 @@ class Collector:
             # No message id: the block is a message of its own.
             message = f"#msg-{tid}"
         self.tools[tool_kind(name, self.spec)] += 1
-        arg = _arg(name, block.get("input"), self.spec)
+        data = block.get("input")
+        arg = _arg(name, data, self.spec)
         actions = self.threads.get(thread)
         if actions is None:
             actions = self.threads[thread] = []
         actions.append(Action(thread, message, tid, name, arg))
+        if self.spec.family in name:
+            self.family_ids.add(tid)
+        if name in DELEGATION_TOOLS and isinstance(data, dict) and isinstance(data.get("description"), str):
+            self.descriptions[tid] = data["description"]
         if self.spec.explore in name:
             self._want(tid)
         elif name == "Bash" and invokes(arg, self.spec.family):
@@ -168,7 +197,7 @@ class Collector:
             return
         text = result_text(block.get("content"))
         if RACE_MARKER in text:
-            self.raced = True
+            self.race_ids.add(tid)
         if isinstance(tool_use_result, dict):
             agent = tool_use_result.get("agentId")
             if isinstance(agent, str) and agent not in self.agent_links:
@@ -196,9 +225,29 @@ class Collector:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self.tool_result(block, extra)
 
+    def progress(self, event: dict[str, Any]) -> None:
+        """A session log's ``progress`` line: a link at most, never an action.
+
+        An ``agent_progress`` line repeats a subagent's message in the parent
+        file; its ``data.agentId`` names the subagent and its top-level
+        ``parentToolUseID`` the spawning call. Its message is the subagent's,
+        already in the subagent's own file: reading it here would count it twice.
+        """
+        data = event.get("data")
+        parent = event.get("parentToolUseID")
+        if isinstance(data, dict) and isinstance(parent, str) and parent:
+            agent = data.get("agentId")
+            if isinstance(agent, str) and agent:
+                self.progress_links.setdefault(agent, parent)
+
     def run_summary(self, event: dict[str, Any]) -> None:
-        """Keep the figures of a ``result`` event (turns, duration, cost)."""
-        self.runs.append({k: event.get(k) for k in ("subtype", "num_turns", "duration_ms", "total_cost_usd")})
+        """Keep the figures of a ``result`` event (turns, duration, cost).
+
+        ``is_error`` too: a run can end ``subtype: success`` with ``is_error:
+        true`` (no credit left, for one), and only that field says so.
+        """
+        keys = ("subtype", "is_error", "num_turns", "duration_ms", "total_cost_usd")
+        self.runs.append({k: event.get(k) for k in keys})
 
     def missing_results(self) -> bool:
         return any(i not in self.results for i in self.wanted)
@@ -241,6 +290,11 @@ class Collector:
         for action in self.threads.pop(key, ()):
             self.wanted.discard(action.id)
             self.cli_ids.discard(action.id)
+
+    @property
+    def raced(self) -> bool:
+        """D6: a call of the tool family was answered ``No such tool available``."""
+        return not self.race_ids.isdisjoint(self.family_ids)
 
     @property
     def contaminated(self) -> bool:

@@ -113,7 +113,9 @@ class Session:
 AGENT = "a1b2c3d4"
 
 
-def delegating_session(root: Path, *, agent_link: bool = True) -> tuple[str, dict[str, Any]]:
+def delegating_session(
+    root: Path, *, agent_link: bool = True, sub_prompt: str = "find send"
+) -> tuple[str, dict[str, Any]]:
     """A session whose Task call spawns a subagent that explores, then Reads
     the returned file; the subagent lives in ``<session>/subagents/``.
 
@@ -123,7 +125,7 @@ def delegating_session(root: Path, *, agent_link: bool = True) -> tuple[str, dic
     main.prompt("fix the bug")
     task = Run.use("Task", prompt="find send", description="look")
     sub = Session(main.session, agent=AGENT)
-    sub.prompt("find send")
+    sub.prompt(sub_prompt)
     sub.step(Run.use(EXPLORE, query="send"), response(["lib/a.js"]))
     sub.step(Run.use("Read", file_path="/t/lib/a.js"))
     main.step(task, "found it", toolUseResult={"agentId": AGENT} if agent_link else {"status": "done"})
@@ -492,17 +494,22 @@ def test_a_meta_sidecar_that_is_a_directory_is_a_warning(pytester, campaign):
 
 
 @pytest.mark.parametrize("agent_link", [True, False], ids=["agent-id-fallback", "no-fallback"])
-def test_a_meta_sidecar_naming_an_unknown_tool_use(pytester, campaign, agent_link):
-    """Falls back to the agentId link; without one, the subagent is judged as its own thread."""
-    name, task = delegating_session(campaign, agent_link=agent_link)
+@pytest.mark.parametrize("same_prompt", [True, False], ids=["prompt", "no-prompt"])
+def test_a_meta_sidecar_naming_an_unknown_tool_use(pytester, campaign, agent_link, same_prompt):
+    """Falls back to the agentId link, then (D7) to the prompt; without either, the
+    subagent is judged as its own thread."""
+    name, task = delegating_session(
+        campaign, agent_link=agent_link, sub_prompt="find send" if same_prompt else "something else"
+    )
     meta_path(campaign).write_text(json.dumps({"toolUseId": "toolu_never_issued"}))
     result = explore_suff(pytester, campaign)
-    result.assert_outcomes(passed=3, warnings=0 if agent_link else 1)
+    linked = agent_link or same_prompt
+    result.assert_outcomes(passed=3, warnings=0 if linked else 1)
     doc = report(pytester)
     rest_classified(doc)
     rec = records(doc)[name]
     (call,) = rec["calls"]
-    if agent_link:
+    if linked:
         assert (call["thread"], rec["warnings"]) == (task["id"], [])
     else:
         assert call["thread"] == f"agent-{AGENT}"
@@ -569,6 +576,7 @@ def test_symlink_loops_and_links_out_of_the_campaign_are_not_followed_and_listed
         "run-out.jsonl": "symlink out of the campaign directory, not followed",
         "run-outdir.jsonl": "symlink out of the campaign directory, not followed",
         "run-self.jsonl": "symlink to a directory, not followed",
+        "sub/up": "symlink to a directory, not followed",  # listed whatever its name
     }
 
 

@@ -12,13 +12,16 @@ from ..events import RACE_MARKER, Collector
 from ..jsonl import Undecodable, decode
 from ..sources import ArchiveError
 
-#: Event types of both formats; a file whose lines carry none of them is not a transcript.
-EVENT_TYPES = frozenset(
+#: Line types only interactive session logs write: a file that starts with
+#: them is a session log, whatever identity its first line carries.
+SESSION_LOG_TYPES = frozenset(
     {
-        "system", "assistant", "user", "result",
         "summary", "file-history-snapshot", "queue-operation", "attachment", "progress",
+        "ai-title", "last-prompt", "permission-mode", "custom-title", "agent-name",
     }
 )  # fmt: skip
+#: Event types of both formats; a file whose lines carry none of them is not a transcript.
+EVENT_TYPES = frozenset({"system", "assistant", "user", "result"}) | SESSION_LOG_TYPES
 _RACE = RACE_MARKER.encode()
 _TOOL_USE = b'"tool_use"'
 _TOOL_RESULT = b'"tool_result"'
@@ -54,12 +57,33 @@ def looks_like_event(obj: dict[str, Any]) -> bool:
     if kind in ("assistant", "user"):
         message = obj.get("message")
         return isinstance(message, dict) and message.get("role") == kind
+    if kind == "file-history-snapshot":  # real ones carry no session id, only their snapshot
+        return isinstance(obj.get("snapshot"), dict)
     return "subtype" in obj or "leafUuid" in obj
 
 
 _HEAD = 4096  # the block type sits near the start of a line in both formats
 _TOOL_USE_ID = b'"tool_use_id"'
+_AGENT_ID = b'"agentId"'
+_PARENT_TOOL_USE_ID = b'"parentToolUseID"'
 _ID_VALUE = re.compile(rb'\s*:\s*"([^"\\]*)"')
+# Inside a JSON string every quote is escaped, so this only meets real keys.
+_TYPE_KEY = re.compile(rb'"type"\s*:\s*"([^"\\]*)"')
+
+
+def is_progress(line: bytes) -> bool:
+    """A session log's ``progress`` line, told by its first ``type`` key.
+
+    Claude Code writes a line's own ``type`` before ``data`` (the embedded
+    message), and an assistant or user line's ``message`` starts with a type
+    of its own (``message``, ``tool_use``, ``tool_result``): so the first type
+    key is the line's. Every progress line also names its ``parentToolUseID``,
+    which a tool input holding a ``{"type": "progress"}`` object is unlikely
+    to. A line missed here is merely decoded, and the reader routes it by its
+    decoded type.
+    """
+    m = _TYPE_KEY.search(line, 0, _HEAD)
+    return m is not None and m.group(1) == b"progress" and _PARENT_TOOL_USE_ID in line
 
 
 def worth_decoding(line: bytes, collector: Collector, *, links: bool = False) -> bool:
@@ -70,7 +94,21 @@ def worth_decoding(line: bytes, collector: Collector, *, links: bool = False) ->
     without decoding unless they answer an id whose result we need, carry the
     race marker, or (``links``, session logs) a subagent link. The scan is two
     passes over such a line: its ``tool_use_id`` keys, then the race marker.
+
+    A ``progress`` line (session logs) repeats a subagent's message, tool
+    results included, and matters only as a link: it is decoded only when it
+    names an ``agentId`` no earlier progress line named.
     """
+    if links and is_progress(line):
+        names = set()
+        at = line.find(_AGENT_ID)
+        while at != -1:
+            if (m := _ID_VALUE.match(line, at + len(_AGENT_ID))) is not None:
+                names.add(m.group(1))
+            at = line.find(_AGENT_ID, at + 1)
+        names -= collector.progress_agents
+        collector.progress_agents |= names
+        return bool(names)
     head = line[:_HEAD]
     if _TOOL_USE in head:
         return True
@@ -86,7 +124,7 @@ def worth_decoding(line: bytes, collector: Collector, *, links: bool = False) ->
         if m is not None and m.group(1) in wanted:
             return True
         at = line.find(_TOOL_USE_ID, at + 1)
-    if _RACE in line or (links and b'"agentId"' in line):
+    if _RACE in line or (links and _AGENT_ID in line):
         return True
     collector.skipped_results += 1
     return False

@@ -4,7 +4,8 @@ A subagent's events live in one of three places, by Claude Code version:
 inline in the session file (``isSidechain: true``), a flat
 ``agent-<id>.jsonl`` beside it, or ``<session>/subagents/agent-<id>.jsonl``
 with an ``agent-<id>.meta.json`` sidecar. Each subagent is read into a
-provisional thread, then linked to the Task/Agent call that spawned it.
+provisional thread, then linked to the Task/Agent call that spawned it (D7).
+``progress`` lines in any file are links, never actions.
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..events import DELEGATION_TOOLS, Collector, result_text
+from ..events import DELEGATION_TOOLS, Action, Collector, result_text
 from ..sources import logical_name
-from .base import events
+from .base import events, is_progress
 
 # Compact JSON from Claude Code, but tolerate other writers' spacing.
 _SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
 WARMUP = "Warmup"
+#: ``agent-aside_question-<hex>.jsonl``: a question the user asked on the side.
+ASIDE = "aside_question-"
 
 
 @dataclass
@@ -31,8 +34,10 @@ class _Subagent:
     label: str  # how warnings name it
     prompt: str | None = None
     tool_use_id: str | None = None  # from meta.json
+    description: str | None = None  # from meta.json: the spawning call's input.description
     agent_id: str | None = None
     inline: bool = False
+    started: str = ""  # the first line's timestamp: subagents are matched earliest first
 
 
 def _prompt(event: dict[str, Any]) -> str | None:
@@ -84,10 +89,16 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     # A subagent file judged alone (its session is not in the campaign): every
     # line is a sidechain, and the subagent is the transcript's main thread.
     alone = os.path.basename(main).startswith("agent-")
-    for event in events(
-        main, collector, decode_all=decode_all, also=lambda b: _SIDECHAIN.search(b) is not None, links=True
-    ):
+
+    def sidechain(line: bytes) -> bool:
+        # A progress line embeds a subagent's message: its isSidechain is not the line's.
+        return _SIDECHAIN.search(line) is not None and not is_progress(line)
+
+    for event in events(main, collector, decode_all=decode_all, also=sidechain, links=True):
         if not fresh(event):
+            continue
+        if event.get("type") == "progress":
+            collector.progress(event)
             continue
         if event.get("type") == "result":
             collector.run_summary(event)
@@ -113,10 +124,12 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         agent = agent_id_of(path)
         meta = _meta(path, collector) if "subagents" in path.replace("\\", "/").split("/") else {}
         tool_use_id = meta.get("toolUseId")
+        description = meta.get("description")
         sub = _Subagent(
             f"agent-{agent}",
             os.path.basename(path),
             tool_use_id=tool_use_id if isinstance(tool_use_id, str) else None,
+            description=description if isinstance(description, str) else None,
             agent_id=agent,
         )
         need_prompt = [True]
@@ -126,6 +139,11 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
 
         for event in events(path, collector, decode_all=decode_all, also=first_prompt, links=True):
             if not fresh(event):
+                continue
+            if not sub.started and isinstance(stamp := event.get("timestamp"), str):
+                sub.started = stamp
+            if event.get("type") == "progress":  # a nested spawn's link
+                collector.progress(event)
                 continue
             if need_prompt[0] and (p := _prompt(event)) is not None:
                 sub.prompt = p
@@ -138,12 +156,39 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
 
 
 def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagent]) -> None:
+    """D7: give every subagent thread the id of the Task/Agent call that spawned it."""
     known = {a.id for actions in collector.threads.values() for a in actions}
+    delegations = [a for actions in collector.threads.values() for a in actions if a.name in DELEGATION_TOOLS]
     linked: set[str] = set()
+    # A call that a tool result or a progress line gives to some agent was that
+    # agent's spawn, even when its file is missing: no prompt match may take it.
+    claimed = {*collector.agent_links.values(), *collector.progress_links.values()}
 
     def attach(sub: _Subagent, tool_use_id: str) -> None:
         linked.add(tool_use_id)
         collector.rename_thread(sub.thread, tool_use_id)
+
+    def unlinked(sub: _Subagent) -> None:
+        collector.warnings.append(
+            f"subagent {sub.label} could not be linked to its Task/Agent call; judged as its own thread"
+        )
+
+    def by_prompt(sub: _Subagent, description: str | None = None) -> Action | None:
+        """The earliest free call given the subagent's first prompt (and ``description``, if set)."""
+        prompt = (sub.prompt or "").strip()
+        if not prompt:
+            return None
+        return next(
+            (
+                d
+                for d in delegations
+                if d.id not in linked
+                and d.id not in claimed
+                and d.arg.strip() == prompt
+                and (description is None or collector.descriptions.get(d.id) == description)
+            ),
+            None,
+        )
 
     live = []
     for sub in in_files + inline:
@@ -152,38 +197,44 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
         else:
             live.append(sub)
 
+    pending: list[_Subagent] = []
     for sub in live:
         if sub.inline:
             continue
-        if sub.tool_use_id and sub.tool_use_id in known:
-            attach(sub, sub.tool_use_id)
-        elif sub.agent_id and (via := collector.agent_links.get(sub.agent_id)) in known:
+        agent = sub.agent_id or ""
+        if agent.startswith(ASIDE):
+            continue  # a side question: no call spawned it, so none is looked for
+        ways = (sub.tool_use_id, collector.agent_links.get(agent), collector.progress_links.get(agent))
+        via = next((t for t in ways if t in known), None)
+        if via is not None:
             attach(sub, via)
         else:
-            collector.warnings.append(
-                f"subagent {sub.label} could not be linked to its Task/Agent call; judged as its own thread"
-            )
-
-    delegations = [
-        a
-        for actions in collector.threads.values()
-        for a in actions
-        if a.name in DELEGATION_TOOLS and a.id not in linked
-    ]
-    pending = [s for s in live if s.inline]
-    # By prompt first: the subagent's first user message is the Task's input.prompt.
+            pending.append(sub)
+    # By prompt: an interrupted call has no result, and real meta sidecars
+    # often no toolUseId. Calls that share a prompt go by the meta's
+    # description first, then earliest subagent to earliest call.
+    pending.sort(key=lambda s: s.started)
     for sub in list(pending):
-        prompt = (sub.prompt or "").strip()
-        match = next((d for d in delegations if d.arg.strip() == prompt and d.id not in linked), None)
-        if match is not None and prompt:
+        if sub.description is not None and (match := by_prompt(sub, sub.description)) is not None:
             attach(sub, match.id)
             pending.remove(sub)
-    # Then by order: the n-th unmatched sidechain to the n-th unmatched call.
-    rest = [d for d in delegations if d.id not in linked]
     for sub in pending:
-        if rest:
-            attach(sub, rest.pop(0).id)
+        if (match := by_prompt(sub)) is not None:
+            attach(sub, match.id)
         else:
-            collector.warnings.append(
-                f"subagent {sub.label} could not be linked to its Task/Agent call; judged as its own thread"
-            )
+            unlinked(sub)
+
+    # Inline sidechains carry no ids: by prompt, then the n-th unmatched
+    # sidechain to the n-th unmatched call.
+    rest = []
+    for sub in (s for s in live if s.inline):
+        if (match := by_prompt(sub)) is not None:
+            attach(sub, match.id)
+        else:
+            rest.append(sub)
+    free = [d for d in delegations if d.id not in linked and d.id not in claimed]
+    for sub in rest:
+        if free:
+            attach(sub, free.pop(0).id)
+        else:
+            unlinked(sub)
