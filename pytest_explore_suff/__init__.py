@@ -9,6 +9,7 @@ The library layer (everything but ``plugin``) imports nothing from pytest::
 from __future__ import annotations
 
 from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
 
 from .buckets import BUCKETS, KEYS
 from .campaign import Campaign, Transcript, discover
@@ -16,6 +17,11 @@ from .classify import Call, Verdict, classify
 from .events import Collector, ToolSpec
 from .readers import NotATranscript, TranscriptError, Unreadable, load
 from .sources import opener
+
+try:
+    __version__ = version("pytest-explore-suff")
+except PackageNotFoundError:  # pragma: no cover - run from a source tree that was never installed
+    __version__ = "unknown"
 
 __all__ = [
     "BUCKETS", "KEYS", "Call", "Campaign", "Collector", "NotATranscript", "ToolSpec",

@@ -8,16 +8,17 @@ first lines of each candidate, and groups the files of one transcript.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
-import zlib
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from .jsonl import Undecodable, decode
-from .readers.base import looks_like_event
+from .readers.base import SESSION_LOG_TYPES, looks_like_event
 from .sources import (
+    MEMBER_ERRORS,
     ArchiveError,
     Opener,
     archive_source,
@@ -34,6 +35,7 @@ RUN_DIR = re.compile(r"^run[-_]?(\d+)$")
 #: Directories that hold no transcripts, only bulk: never walked.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".hg", ".svn"})
 _SNIFF_LINES = 8
+UNREADABLE = "unreadable"
 _SNIFF_LINE_BYTES = 1 << 20
 
 
@@ -60,7 +62,8 @@ class Campaign:
 
 
 def sniff(path: str, open_file: Opener = open_path) -> tuple[str | None, dict[str, Any] | None]:
-    """(kind, first event) from a file's first lines; kind None when no event is there."""
+    """(kind, first event) from a file's first lines; kind None when no event is there,
+    `UNREADABLE` when the file cannot be read (reading it as an item will say why)."""
     try:
         with open_file(path) as fh:
             for _ in range(_SNIFF_LINES):
@@ -76,13 +79,14 @@ def sniff(path: str, open_file: Opener = open_path) -> tuple[str | None, dict[st
                     continue
                 if isinstance(obj, dict) and looks_like_event(obj):
                     return kind_of(obj), obj
-    except (OSError, EOFError, zlib.error, ArchiveError):
-        return None, None
+    except (OSError, ArchiveError, *MEMBER_ERRORS):
+        return UNREADABLE, None
     return None, None
 
 
 def kind_of(event: dict[str, Any]) -> str:
     interactive = "sessionId" in event or "isSidechain" in event or "parentUuid" in event
+    interactive = interactive or event.get("type") in SESSION_LOG_TYPES  # a summary line has no session id
     return "interactive" if interactive else "stream-json"
 
 
@@ -120,6 +124,11 @@ def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
                     if entry.name not in SKIP_DIRS:
                         stack.append(rel)
                     continue
+                if entry.is_symlink() and entry.is_dir():  # whatever its name: never walked, so say so
+                    inside = os.path.commonpath([real_root, os.path.realpath(entry.path)]) == real_root
+                    where = "to a directory" if inside else "out of the campaign directory"
+                    ignored.append({"path": shown(rel), "reason": f"symlink {where}, not followed"})
+                    continue
                 if not is_transcript_name(entry.name):
                     continue
                 if (printable := shown(rel)) != rel:
@@ -132,9 +141,6 @@ def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
                         ignored.append(
                             {"path": rel, "reason": "symlink out of the campaign directory, not followed"}
                         )
-                        continue
-                    if os.path.isdir(target):
-                        ignored.append({"path": rel, "reason": "symlink to a directory, not followed"})
                         continue
                 if entry.is_file():
                     if target is None:
@@ -273,6 +279,8 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
                     ignored.append({"path": actual[extra], "reason": reason})
                 continue
             kind = "stream-json"  # named like one: reading it will say what is wrong
+        elif kind == UNREADABLE:
+            kind = "stream-json"  # a damaged file or member: its item fails with the reason
         if name.startswith("agent-"):
             notes[rel].append("subagent file with no parent session in the campaign; judged alone")
             kind = "interactive"
@@ -296,3 +304,21 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         campaign.transcripts.sort(key=lambda t: order[logical_name(t.path)])
     campaign.ignored.sort(key=lambda d: d["path"])
     return campaign
+
+
+def to_wire(campaign: Campaign) -> dict[str, Any]:
+    """The campaign as plain data, for xdist workers (execnet ships only builtins)."""
+    return {
+        "root": campaign.root,
+        "transcripts": [dataclasses.astuple(t) for t in campaign.transcripts],
+        "ignored": campaign.ignored,
+    }
+
+
+def from_wire(data: dict[str, Any]) -> Campaign:
+    """The campaign `to_wire` shipped: the controller's one discovery, on a worker."""
+    transcripts = [
+        Transcript(*[tuple(v) if isinstance(v, list) else v for v in fields])  # type: ignore[arg-type]
+        for fields in data["transcripts"]
+    ]
+    return Campaign(data["root"], transcripts, list(data["ignored"]))

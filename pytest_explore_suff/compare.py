@@ -74,12 +74,45 @@ def load_baseline(path: str) -> list[dict[str, Any]]:
         raise BaselineError(
             f"baseline report {path} has schema {schema!r}; this version reads {', '.join(SUPPORTED_SCHEMAS)}"
         )
+    coverage = doc.get("coverage")
+    if not isinstance(coverage, dict) or "complete" not in coverage:
+        raise BaselineError(
+            f"baseline report {path} does not say whether it covers its whole campaign "
+            "(written by an older version): run that campaign again to make a baseline"
+        )
+    if coverage["complete"] is not True:
+        why = coverage.get("why")
+        because = f" ({'; '.join(map(str, why))})" if isinstance(why, list) and why else ""
+        raise BaselineError(
+            f"baseline report {path} covers only part of its campaign{because}: "
+            "a baseline must come from a complete run"
+        )
     records = doc.get("transcripts")
-    if not isinstance(records, list) or not all(
-        isinstance(r, dict) and {"arm", "group", "status", "counts", "answered"} <= r.keys() for r in records
-    ):
-        raise BaselineError(f"baseline report {path} has no usable 'transcripts' list")
+    if not isinstance(records, list):
+        raise BaselineError(f"baseline report {path}: 'transcripts' must be a list")
+    for i, rec in enumerate(records):
+        where = f"baseline report {path}: transcripts[{i}]"
+        if not isinstance(rec, dict):
+            raise BaselineError(f"{where} must be an object")
+        for key in ("arm", "group", "status"):
+            if not isinstance(rec.get(key), str):
+                raise BaselineError(f"{where}.{key}: expected a string, got {_shown(rec.get(key))}")
+        _count(rec.get("answered"), f"{where}.answered")
+        counts = rec.get("counts")
+        if not isinstance(counts, dict):
+            raise BaselineError(f"{where}.counts: expected an object, got {_shown(counts)}")
+        for key in KEYS:
+            _count(counts.get(key), f"{where}.counts.{key}")
     return records
+
+
+def _shown(value: Any) -> str:
+    return "nothing" if value is None else f"{type(value).__name__} {json.dumps(value)[:40]}"
+
+
+def _count(value: Any, where: str) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise BaselineError(f"{where}: expected a whole number of calls, got {_shown(value)}")
 
 
 def compare_baseline(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, Any]:
@@ -108,10 +141,12 @@ def drop_gates(comparison: dict[str, Any], max_drop: float | None, on: str) -> l
     gate = Gate("sufficient", "max_drop", max_drop)
     outcomes = []
     for arm, cmp in comparison.items():
-        if not cmp["n_old"]:
-            continue  # the baseline never judged this arm: nothing to regress from
-        if not cmp["n_new"]:
-            outcomes.append(Outcome(gate, arm, None, 0, None, on))
+        if not (cmp["n_old"] or cmp["n_new"]):
+            continue  # an arm without the tool in both campaigns: no share to compare
+        if not (cmp["n_old"] and cmp["n_new"]):
+            # One side has no answered calls (an arm renamed, a baseline of another
+            # campaign): the drop cannot be decided, and that is not a pass.
+            outcomes.append(Outcome(gate, arm, None, cmp["n_new"], None, on))
             continue
         s = cmp["buckets"]["sufficient"]
         drop = s["old"] - s["new"]
@@ -119,4 +154,6 @@ def drop_gates(comparison: dict[str, Any], max_drop: float | None, on: str) -> l
         compared = least_drop if on == "bound" else drop
         outcomes.append(Outcome(gate, arm, drop, cmp["n_new"], compared <= max_drop, on,
                                 least_drop if on == "bound" else None))  # fmt: skip
+    if not outcomes:  # neither campaign has an answered call: nothing was compared
+        outcomes.append(Outcome(gate, None, None, 0, None, on))
     return outcomes

@@ -75,7 +75,14 @@ class Outcome:
         g = self.gate
         where = f"arm {self.arm!r}" if self.arm is not None else "every arm"
         if self.passed is None:
-            return f"{g.option}: {where} has no answered explore calls: not applicable, not a pass"
+            what = "has no answered explore calls"
+            if g.op == "max_drop":
+                what = (
+                    "has no answered explore calls in the baseline"
+                    if self.n
+                    else f"{what} in this campaign" + (" (or in the baseline)" if self.arm is None else "")
+                )
+            return f"{g.option}: {where} {what}: not applicable, not a pass"
         verdict = "passed" if self.passed else "FAILED"
         if g.op == "max_drop":
             what = f"sufficient share fell by {self.value:.3f} from the baseline"

@@ -5,28 +5,31 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from pytest import ExitCode
 
 from . import hookspecs, judge
-from .campaign import Campaign, Transcript, discover, shown
-from .compare import BaselineError, arm_pair, compare_arms, compare_baseline, drop_gates, load_baseline
+from .campaign import Campaign, Transcript, discover, from_wire, shown, to_wire
+from .compare import BaselineError, load_baseline
+from .document import Coverage, Options, Report, build
 from .events import ToolSpec
-from .gates import GATES, Gate, Outcome, evaluate, parse_threshold, sample_size
+from .gates import GATES, Gate, parse_threshold
 from .readers import TranscriptError
-from .report import SCHEMA, aggregate, record, write_atomic
-from .sources import ARCHIVE_SUFFIXES, ArchiveError, archive_source, is_archive
-from .terminal import SMALL_ARM_CALLS, arm_table, baseline_table, call_line, clean, comparison_table
+from .report import record, write_atomic
+from .sources import ARCHIVE_SUFFIXES, ArchiveError, is_archive
+from .terminal import clean, summary_lines, verdict_lines
 
 DEFAULT_JSON = "explore-suff.json"
 RECORD_ATTR = "explore_suff"  # the report attribute a transcript's record travels on
-IGNORED_KEY = "explore_suff_ignored"  # workeroutput key: the files a worker's collection ignored
+CAMPAIGN_KEY = "explore_suff_campaign"  # workerinput key: the controller's discovery
+DESELECTED_KEY = "explore_suff_deselected"  # workeroutput key: the transcripts a worker deselected
 
 campaign_key = pytest.StashKey[Campaign]()
+deselected_key = pytest.StashKey[list[str]]()
 settings_key = pytest.StashKey["Settings"]()
 reporter_key = pytest.StashKey["Reporter"]()
 
@@ -61,16 +64,28 @@ class Settings:
             base = config.inipath.parent if config.inipath else config.rootpath
             return os.path.join(base, value)
 
-        self.root: str | None = path_opt("explore_suff")
+        given = list(dict.fromkeys(config.getoption("explore_suff") or ()))
+        if len(given) > 1:
+            raise pytest.UsageError(
+                f"--explore-suff given {len(given)} times ({', '.join(given)}): one campaign per run"
+            )
+        # An empty --explore-suff= switches off a campaign the ini file sets.
+        self.root: str | None = (given[0] or None) if given else path_opt("explore_suff")
         json_path = path_opt("explore_suff_json") or DEFAULT_JSON
         self.json: str | None = None if json_path == "none" else json_path
+        self.html: str | None = path_opt("explore_suff_html")
         self.spec = ToolSpec(
             explore=opt("explore_suff_tool") or ToolSpec.explore,
             family=opt("explore_suff_family") or ToolSpec.family,
             marker=opt("explore_suff_marker") or ToolSpec.marker,
         )
         self.pattern = _regex(opt("explore_suff_pattern"), "--explore-suff-pattern")
-        _regex(self.spec.marker, "--explore-suff-marker")
+        marker = _regex(self.spec.marker, "--explore-suff-marker")
+        if marker is not None and marker.groups != 1:
+            raise pytest.UsageError(
+                f"--explore-suff-marker: needs exactly one group, the returned file's path "
+                f"(this one has {marker.groups}): e.g. '^FILE: (\\S+)'"
+            )
         self.keep_excluded: bool = bool(opt("explore_suff_keep_excluded"))
         self.strict: bool = bool(opt("explore_suff_strict"))
         self.gates: list[Gate] = []
@@ -161,10 +176,11 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 def _option(parser: pytest.Parser, flag: str, ini: str, help: str, **kwargs: Any) -> None:
     """A command-line option and its ini twin (the command line wins, see `Settings`)."""
     group = parser.getgroup("explore-suff", "explore sufficiency of coding-agent campaigns")
+    ini_type = kwargs.pop("ini_type", None)
     group.addoption(flag, dest=kwargs.pop("dest", ini), help=help, **kwargs)
     if kwargs.get("action") == "store_true":
         parser.addini(ini, help, type="bool", default=False)
-    elif kwargs.get("action") == "append":
+    elif kwargs.get("action") == "append" and ini_type is None:
         parser.addini(ini, help, type="linelist")
     else:
         parser.addini(ini, help)
@@ -176,8 +192,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--explore-suff",
         "explore_suff",
         metavar="DIR",
+        action="append",
+        ini_type="string",
         help="classify every transcript of the campaign DIR, a folder or a .tar.gz/.tgz/.tar/.zip "
-        "archive (collects only the campaign)",
+        "archive (collects the campaign and any paths named on the command line; an empty DIR "
+        "switches off a campaign set in the ini file)",
     )
     _option(
         parser,
@@ -185,6 +204,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "explore_suff_json",
         metavar="PATH",
         help=f"where to write the JSON report (default: {DEFAULT_JSON}; 'none' to skip)",
+    )
+    _option(
+        parser,
+        "--explore-suff-html",
+        "explore_suff_html",
+        metavar="PATH",
+        help="also write the report as one self-contained HTML page (charts, per-call drill-down)",
     )
     _option(
         parser,
@@ -290,36 +316,50 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[settings_key] = settings
     if settings.root is None:
         return
+    worker = getattr(config, "workerinput", None)
     root = os.path.abspath(settings.root)
-    if is_archive(root):
-        if not hasattr(config, "workerinput"):  # list it once here: a broken archive is a usage error
-            try:
-                archive_source(root)
-            except ArchiveError as exc:
-                raise pytest.UsageError(f"--explore-suff: archive {settings.root}: {exc}") from None
-    elif not os.path.isdir(root):
-        what = (
-            "does not exist" if not os.path.exists(root)
-            else f"is neither a directory nor an archive ({', '.join(ARCHIVE_SUFFIXES)})"
-        )  # fmt: skip
-        raise pytest.UsageError(f"--explore-suff: campaign directory {settings.root} {what}")
-    elif not os.access(root, os.R_OK | os.X_OK):
-        raise pytest.UsageError(f"--explore-suff: campaign directory {settings.root} is not readable")
+    if worker is None:
+        _check_root(root, settings.root)
     settings.root = root
-    if settings.baseline_path and not hasattr(config, "workerinput"):
+    if settings.baseline_path and worker is None:
         try:
             settings.baseline = load_baseline(settings.baseline_path)
         except BaselineError as exc:
             raise pytest.UsageError(f"--explore-suff-baseline: {exc}") from None
     if settings.max_drop is not None and not settings.baseline_path:
         raise pytest.UsageError("--max-sufficient-drop needs --explore-suff-baseline=REPORT")
-    # The campaign replaces the usual test paths: run from anywhere, including
-    # a project's own root, it collects the campaign only.
-    config.args[:] = [root]
-    if not hasattr(config, "workerinput"):
-        reporter = Reporter(config, settings)
-        config.stash[reporter_key] = reporter
-        config.pluginmanager.register(reporter, "explore-suff-reporter")
+    # The campaign replaces the usual test paths (run from a project's own root,
+    # it collects the campaign, not the project's tests); paths the user named
+    # on the command line are collected along with it.
+    named = config.args if config.args_source == pytest.Config.ArgsSource.ARGS else []
+    config.args[:] = [root, *(a for a in named if os.path.abspath(a) != root)]
+    if worker is not None:
+        # The controller discovered the campaign once; every worker collects that
+        # list, so files a harness adds or removes meanwhile cannot split them.
+        config.stash[campaign_key] = from_wire(worker[CAMPAIGN_KEY])
+        return
+    if config.option.help or config.option.version:
+        return
+    try:
+        config.stash[campaign_key] = discover(root, settings.pattern)
+    except ArchiveError as exc:
+        raise pytest.UsageError(f"--explore-suff: archive {settings.root}: {exc}") from None
+    reporter = Reporter(config, settings)
+    config.stash[reporter_key] = reporter
+    config.pluginmanager.register(reporter, "explore-suff-reporter")
+
+
+def _check_root(root: str, given: str) -> None:
+    if is_archive(root):
+        return  # discovery lists it: a broken archive is a usage error there
+    if not os.path.isdir(root):
+        what = (
+            "does not exist" if not os.path.exists(root)
+            else f"is neither a directory nor an archive ({', '.join(ARCHIVE_SUFFIXES)})"
+        )  # fmt: skip
+        raise pytest.UsageError(f"--explore-suff: campaign directory {given} {what}")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise pytest.UsageError(f"--explore-suff: campaign directory {given} is not readable")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -329,11 +369,17 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         config.pluginmanager.unregister(reporter)
 
 
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    paths = [item.transcript.path for item in items if isinstance(item, TranscriptItem)]
+    if paths:
+        config = items[0].config
+        config.stash.setdefault(deselected_key, []).extend(paths)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
-    campaign = session.config.stash.get(campaign_key, None)
-    if workeroutput is not None and campaign is not None:
-        workeroutput[IGNORED_KEY] = campaign.ignored
+    if workeroutput is not None:  # xdist worker: -k, -m, --lf deselect on the workers
+        workeroutput[DESELECTED_KEY] = session.config.stash.get(deselected_key, [])
 
 
 def _campaign_node(cls: Any, path: Path, parent: pytest.Collector) -> pytest.Collector:
@@ -367,12 +413,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def _collect_campaign(node: pytest.Collector) -> Iterator[pytest.Item]:
-    settings = node.config.stash[settings_key]
-    try:
-        campaign = discover(str(node.path), settings.pattern)
-    except ArchiveError as exc:
-        raise pytest.UsageError(f"--explore-suff: archive {node.path}: {exc}") from None
-    node.config.stash[campaign_key] = campaign
+    campaign = node.config.stash[campaign_key]
     # Sorted by path (a directory) or archive order: the same order on every worker.
     for transcript in campaign.transcripts:
         # Escaped: pytest prints node ids raw, and a file name can carry ANSI codes.
@@ -414,30 +455,45 @@ class TranscriptItem(pytest.Item):
         except Exception as exc:  # a bug of ours: fail this item, keep the transcript in the report
             self.record = record(t, status="error", reason=f"internal error: {type(exc).__name__}: {exc}")
             raise
-        for note in (*t.notes, *collector.warnings):  # pytest names the item; notes name the file
-            warnings.warn(ExploreSuffWarning(clean(note)), stacklevel=1)
-        if settings.strict and collector.corrupt:
-            reason = f"{collector.corrupt} corrupt line(s) (--explore-suff-strict)"
-            self.record = record(t, status="error", verdict=verdict, collector=collector, reason=reason)
-            raise TranscriptError(reason)
         why = [EXCLUSIONS[flag] for flag in EXCLUSIONS if getattr(verdict, flag)]
         excluded = bool(why) and not settings.keep_excluded
-        reason = "; ".join(why) if excluded else ""
-        status = "skipped" if excluded else "classified"
+        failing = settings.strict and collector.corrupt
+        reason = (
+            f"{collector.corrupt} corrupt line(s) (--explore-suff-strict)" if failing
+            else "; ".join(why) if excluded else ""
+        )  # fmt: skip
+        status = "error" if failing else "skipped" if excluded else "classified"
+        # The record first: whatever a warning filter turns the notes below into,
+        # the transcript is in the report.
         self.record = record(t, status=status, reason=reason, verdict=verdict, collector=collector)
+        for note in (*t.notes, *collector.warnings):
+            # Located at the transcript (reportinfo), not at this line of the plugin.
+            self.warn(ExploreSuffWarning(clean(note)))
+        if failing:
+            raise TranscriptError(reason)
         self.user_properties += [("answered", verdict.answered), ("sufficient", verdict.counts["sufficient"])]
         if excluded:
-            # Reported at the transcript, not at this line of the plugin.
             raise pytest.skip.Exception(f"excluded: {reason}", _use_item_location=True)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
-        if isinstance(excinfo.value, TranscriptError):
-            return f"{clean(self.transcript.path)}: {clean(excinfo.value)}"
-        return str(super().repr_failure(excinfo, style))
+        where = clean(self.transcript.path)
+        error = excinfo.value
+        if isinstance(error, TranscriptError):
+            return f"{where}: {clean(error)}"
+        if isinstance(error, ExploreSuffWarning):
+            # Its text names the file already.
+            return f"{clean(error)} (a warning, made an error by the warning filters)"
+        # A bug of ours: one line, and where in the plugin (never pytest's or pluggy's frames).
+        frames = [e for e in excinfo.traceback if _PACKAGE in str(e.path)]
+        at = f" (at {os.path.basename(str(frames[-1].path))}:{frames[-1].lineno + 1})" if frames else ""
+        return f"{where}: internal error: {type(error).__name__}: {clean(error)}{at}"
 
     def reportinfo(self) -> tuple[str, int, str]:
         t = self.transcript
         return t.archive or t.files[0], 0, f"transcript {clean(t.path)} [{clean(t.arm)}]"
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -450,17 +506,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 class Reporter:
-    """Controller-side: gathers records, decides gates, writes the JSON, prints the summary."""
+    """Controller-side: gathers records, builds the report, writes it, prints the summary."""
 
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
         self.settings = settings
         self.records: dict[str, dict[str, Any]] = {}
-        self.outcomes: list[Outcome] = []
-        self.document: dict[str, Any] | None = None
-        self.notes: list[str] = []
-        self.json_error: str | None = None
-        self.ignored: list[dict[str, str]] | None = None
+        self.deselected: set[str] = set()
+        self.report: Report | None = None
+        self.write_errors: list[str] = []
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = getattr(report, RECORD_ATTR, None)
@@ -468,134 +522,121 @@ class Reporter:
             self.records[rec["path"]] = rec
 
     @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        # xdist: hand every worker the one discovery instead of letting each walk the campaign.
+        node.workerinput[CAMPAIGN_KEY] = to_wire(self.config.stash[campaign_key])
+
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        # xdist: the workers collected, so the ignored files come from one of them.
-        ignored = getattr(node, "workeroutput", {}).get(IGNORED_KEY)
-        if ignored is not None and self.ignored is None:
-            self.ignored = ignored
+        self.deselected.update(getattr(node, "workeroutput", {}).get(DESELECTED_KEY, ()))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: list[str], summary: Any, postfix: Any) -> None:
+        # pytest-html's own report: the per-arm table at its top (after our sessionfinish built it).
+        if self.report is not None:
+            from .html import arm_summary
+
+            prefix.append(arm_summary(self.report.arms, self.report.pooled))
+
+    def _coverage(self, session: pytest.Session, exitstatus: int) -> Coverage:
+        transcripts = self.config.stash[campaign_key].transcripts
+        deselected = self.deselected | set(self.config.stash.get(deselected_key, ()))
+        not_run = [
+            {"path": t.path, "why": "deselected" if t.path in deselected else "not run"}
+            for t in transcripts
+            if t.path not in self.records
+        ]
+        stopped = session.shouldfail or session.shouldstop
+        return Coverage(
+            collected=len(transcripts),
+            ran=len(self.records),
+            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+            stopped=stopped if isinstance(stopped, str) else "",
+            not_run=not_run,
+        )
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        campaign = self.config.stash.get(campaign_key, None)
-        if campaign is not None:
-            self.ignored = campaign.ignored
-        elif self.ignored is None:  # xdist workers that died before reporting: look again
-            self.ignored = discover(self.settings.root or ".", self.settings.pattern).ignored
-        records = [self.records[k] for k in sorted(self.records)]
-        arms, pooled = aggregate(records)
+        if self.config.option.collectonly:
+            return  # --co runs nothing: no report to write, no gate to decide
         settings = self.settings
-        self.outcomes = evaluate(settings.gates, arms, settings.gate_on)
-        if settings.min_calls:
-            self.outcomes += sample_size(settings.min_calls, arms)
-        pair = arm_pair(arms, settings.compare)
-        comparison = None
-        self.notes = []
-        if pair and all(arms.get(a, {}).get("answered") for a in pair):
-            comparison = compare_arms(records, *pair)
-        elif settings.compare:
-            missing = [a for a in pair or () if not arms.get(a, {}).get("answered")]
-            self.notes.append(f"--explore-suff-compare: no answered calls in arm(s) {', '.join(missing)}; "
-                              "nothing to compare")  # fmt: skip
-        baseline = None
-        if settings.baseline is not None:
-            changes = compare_baseline(settings.baseline, records)
-            baseline = {"report": settings.baseline_path, "arms": changes}
-            self.outcomes += drop_gates(changes, settings.max_drop, settings.gate_on)
-        self.document = {
-            "schema": SCHEMA,
-            "campaign": shown(self.settings.root or ""),
-            "options": {
-                "tool": self.settings.spec.explore,
-                "family": self.settings.spec.family,
-                "marker": self.settings.spec.marker,
-                "pattern": self.settings.pattern.pattern if self.settings.pattern else None,
-                "keep_excluded": self.settings.keep_excluded,
-                "gate_on": settings.gate_on,
-            },
-            "arms": arms,
-            "pooled": pooled,
-            "comparison": comparison,
-            "baseline": baseline,
-            "gates": [o.to_dict() for o in self.outcomes],
-            "transcripts": records,
-            "ignored": self.ignored,
-        }
-        self.config.hook.pytest_explore_suff_update_json(config=self.config, report=self.document)
-        if self.settings.json:
-            try:
-                write_atomic(self.settings.json, self.document)
-            except OSError as exc:
-                self.json_error = f"could not write {self.settings.json}: {exc.strerror or exc}"
-        failed = [o for o in self.outcomes if not o.passed]
-        if failed and session.exitstatus == pytest.ExitCode.OK:
+        campaign = self.config.stash[campaign_key]
+        baseline = None if settings.baseline is None else (settings.baseline_path or "", settings.baseline)
+        self.report = build(
+            campaign=shown(settings.root or ""),
+            options=Options(
+                tool=settings.spec.explore,
+                family=settings.spec.family,
+                marker=settings.spec.marker,
+                pattern=settings.pattern.pattern if settings.pattern else None,
+                keep_excluded=settings.keep_excluded,
+                gate_on=settings.gate_on,
+            ),
+            coverage=self._coverage(session, exitstatus),
+            records=list(self.records.values()),
+            ignored=campaign.ignored,
+            gates=settings.gates,
+            min_calls=settings.min_calls,
+            compare=settings.compare,
+            baseline=baseline,
+            max_drop=settings.max_drop,
+        )
+        document = self.report.to_json()
+        self.config.hook.pytest_explore_suff_update_json(config=self.config, report=document)
+        for path, write in ((settings.json, write_atomic), (settings.html, _write_html)):
+            if path:
+                try:
+                    write(path, document)
+                except OSError as exc:
+                    self.write_errors.append(f"could not write {path}: {exc.strerror or exc}")
+        # A gate that failed or could not be decided fails the run, also when the
+        # campaign was empty (pytest's own "no tests collected" says less).
+        if self.report.failed and session.exitstatus in (ExitCode.OK, ExitCode.NO_TESTS_COLLECTED):
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
-        if self.json_error and session.exitstatus == pytest.ExitCode.OK:
+        if self.write_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         self._junit_properties()
 
     def _junit_properties(self) -> None:
+        assert self.report is not None
         # LogXML is registered without a public handle; find it by what it can do.
         for plugin in self.config.pluginmanager.get_plugins():
             add = getattr(plugin, "add_global_property", None)
             if callable(add):
-                for o in self.outcomes:
+                for o in self.report.outcomes:
                     name = f"explore_suff_gate {o.gate.option} {o.arm or '*'}"
                     add(name, "n/a" if o.passed is None else ("passed" if o.passed else "failed"))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if self.document is None or self.config.get_verbosity() < -1:
-            return
         tr = terminalreporter
-        doc = self.document
-        tr.write_sep("=", "explore sufficiency")
-        arms, pooled = doc["arms"], doc["pooled"]
-        if arms:
-            for line in arm_table(arms, pooled).splitlines():
-                tr.write_line(line)
-        else:
-            tr.write_line("no classified transcripts")
-        if doc["comparison"]:
-            tr.write_line("")
-            for line in comparison_table(doc["comparison"]).splitlines():
-                tr.write_line(line)
-        if doc["baseline"]:
-            tr.write_line("")
-            tr.write_line(f"against the baseline {clean(doc['baseline']['report'])}:")
-            for line in baseline_table(doc["baseline"]["arms"]).splitlines():
-                tr.write_line(line)
-        for name, agg in arms.items():
-            if 0 < agg["answered"] < SMALL_ARM_CALLS:
-                tr.write_line(
-                    f"warning: arm {clean(name)!s} has only {agg['answered']} answered calls "
-                    f"(< {SMALL_ARM_CALLS}): too few to compare arms on",
-                    yellow=True,
-                )
-        for note in self.notes:
-            tr.write_line(f"warning: {clean(note)}", yellow=True)
-        excluded = [r for r in doc["transcripts"] if r["status"] == "skipped"]
-        if excluded:
-            tr.write_line(f"excluded from the aggregates: {len(excluded)} transcript(s)")
-            for r in excluded:
-                tr.write_line(f"  {clean(r['path'])}: {clean(r['reason'])}")
-        errors = [r for r in doc["transcripts"] if r["status"] == "error"]
-        if errors:
-            tr.write_line(f"unreadable: {len(errors)} transcript(s) (failed items)")
-        if doc["ignored"]:
-            tr.write_line(
-                f"ignored: {len(doc['ignored'])} file(s) that are not transcripts or were not followed "
-                "(listed with reasons in the JSON report)"
-            )
-        if self.config.get_verbosity() > 0:
-            for r in doc["transcripts"]:
-                lines = [call_line(i, c) for i, c in enumerate(r["calls"], 1) if c["bucket"] != "sufficient"]
-                if lines:
-                    tr.write_line(f"{clean(r['path'])} [{clean(r['arm'])}]")
-                    for line in lines:
-                        tr.write_line(f"  {line}")
-        for o in self.outcomes:
-            tr.write_line(f"explore-suff gate {o.describe()}", red=not o.passed, green=bool(o.passed))
-        if self.settings.json:
-            if self.json_error:
-                tr.write_line(f"explore-suff: {self.json_error}", red=True)
-            else:
-                tr.write_line(f"JSON report: {self.settings.json}")
+        verbosity = self.config.get_verbosity()
+        if self.report is None:
+            if self.config.option.collectonly and verbosity >= 0:
+                tr.write_line("explore-suff: --collect-only: no report written, no gate decided")
+            return
+        width = _width(tr)
+        if verbosity >= -1:
+            tr.write_sep("=", "explore sufficiency")
+            for line in summary_lines(self.report, width=width, verbose=verbosity > 0):
+                tr.write_line(line.text, **line.markup)
+        # What made the run fail, or makes its report partial, at every verbosity (-qq included).
+        for line in verdict_lines(self.report, width=width, passed=verbosity >= -1):
+            tr.write_line(line.text, **line.markup)
+        for error in self.write_errors:
+            tr.write_line(f"explore-suff: {error}", red=True)
+        if not self.write_errors and verbosity >= -1:
+            for what, path in (("JSON", self.settings.json), ("HTML", self.settings.html)):
+                if path:
+                    tr.write_line(f"{what} report: {path}")
+
+
+def _write_html(path: str, document: dict[str, Any]) -> None:
+    from .html import write_html_atomic  # Jinja2 is imported only when a page is asked for
+
+    write_html_atomic(path, document)
+
+
+def _width(tr: Any) -> int:
+    """The terminal's width as pytest measured it (COLUMNS, the tty), 80 when unknown."""
+    writer = getattr(tr, "_tw", None)
+    return int(getattr(writer, "fullwidth", 80) or 80)

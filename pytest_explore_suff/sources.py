@@ -32,6 +32,10 @@ class ArchiveError(Exception):
     """An archive that cannot be read; ``str()`` says why in one line."""
 
 
+#: What reading a damaged archive member raises, besides OSError.
+MEMBER_ERRORS = (EOFError, zlib.error, zipfile.BadZipFile, tarfile.TarError)
+
+
 def logical_name(name: str) -> str:
     """``run-x.jsonl.gz`` -> ``run-x.jsonl``: names are matched without the compression suffix."""
     return name[:-3] if name.endswith(".jsonl.gz") else name
@@ -240,6 +244,11 @@ class ArchiveSource:
             safe.append((clean, name))
         tops = {c.split("/", 1)[0] for c, _ in safe}
         strip = len(tops) == 1 and all("/" in c for c, _ in safe)
+        if strip:  # ignored members are named like every other path: relative to the campaign root
+            prefix = f"{next(iter(tops))}/"
+            for entry in self.ignored:
+                if entry["path"].startswith(prefix):
+                    entry["path"] = entry["path"][len(prefix) :]
         out: dict[str, str] = {}
         for clean, name in safe:
             rel = clean.split("/", 1)[1] if strip else clean
@@ -253,7 +262,11 @@ class ArchiveSource:
         """A member to read through: read whole in one go, since tarfile's and
         zipfile's own small reads (and zipfile's readline, in Python) cost more
         than holding one transcript file in memory."""
-        return _maybe_gunzip(rel, io.BytesIO(self._extract(rel).read()))
+        try:
+            data = self._extract(rel).read()
+        except MEMBER_ERRORS as exc:  # a bad CRC, damaged deflate data, a cut-short member
+            raise ArchiveError(f"corrupt archive member: {exc}") from None
+        return _maybe_gunzip(rel, io.BytesIO(data))
 
     def head(self, rel: str) -> BinaryIO:
         """A member for reading its first lines only (sniffing): streamed."""

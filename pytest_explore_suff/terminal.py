@@ -1,13 +1,19 @@
-"""What the terminal summary prints: the per-arm table and the per-call lines."""
+"""What the terminal summary prints: the tables, the per-call lines, the gates."""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+import textwrap
+from collections.abc import Iterable, Iterator, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tabulate import tabulate
 
-from .buckets import BUCKETS
+from .buckets import BUCKETS, Bucket
+
+if TYPE_CHECKING:
+    from .document import Report
 
 #: Below this many answered calls an arm's shares are too coarse to compare:
 #: at n=30 a 95% interval on a share near 0.5 is still about +/-0.18 wide, and
@@ -38,27 +44,65 @@ def _cell(count: int, answered: int, interval: dict[str, Any] | None = None) -> 
     return cell
 
 
-def arm_table(arms: dict[str, dict[str, Any]], pooled: dict[str, Any]) -> str:
-    """Buckets down (worst to best, as the harness prints them), arms across."""
-    columns = [*arms.items(), ("(pooled)", pooled)] if len(arms) > 1 else list(arms.items())
-    headers = ["", *(clean(name) for name, _ in columns), ""]
+def _width_of(table: str) -> int:
+    return max((len(line) for line in table.splitlines()), default=0)
+
+
+def _fit(variants: list[str], width: int) -> str:
+    """The first rendering that fits the terminal, else the narrowest."""
+    for table in variants:
+        if _width_of(table) <= width:
+            return table
+    return min(variants, key=_width_of)
+
+
+def _label(b: Bucket, short: bool) -> str:
+    return b.key if short else b.label
+
+
+def arm_table(arms: dict[str, dict[str, Any]], pooled: dict[str, Any], width: int = 10_000) -> str:
+    """Buckets down (worst to best, as the harness prints them), arms across.
+
+    Narrowed to fit ``width``, one step at a time: without the meaning column,
+    without the pooled column, without intervals, with the bucket keys for
+    labels; then a table per few arms.
+    """
+    arm_columns = list(arms.items())
+    columns = [*arm_columns, ("(pooled)", pooled)] if len(arms) > 1 else arm_columns
+    variants = [
+        _arm_table(columns, True, False, True),
+        _arm_table(columns, False, False, True),
+        _arm_table(arm_columns, False, False, True),
+        _arm_table(arm_columns, False, False, False),
+        _arm_table(arm_columns, False, True, False),
+    ]
+    table = _fit(variants, width)
+    columns = arm_columns
+    if _width_of(table) <= width or len(columns) == 1:
+        return table
+    for per in range(len(columns) - 1, 0, -1):
+        chunks = [columns[i : i + per] for i in range(0, len(columns), per)]
+        tables = [_arm_table(chunk, False, True, False) for chunk in chunks]
+        if all(_width_of(t) <= width for t in tables) or per == 1:
+            return "\n\n".join(tables)
+    return table  # pragma: no cover - per == 1 always returns
+
+
+def _arm_table(columns: list[tuple[str, dict[str, Any]]], meaning: bool, short: bool, intervals: bool) -> str:
+    tail = [""] if meaning else []
+    headers = ["", *(clean(name) for name, _ in columns), *tail]
     rows: list[list[object]] = [
-        ["transcripts", *(agg["transcripts"] for _, agg in columns), ""],
-        ["answered calls", *(agg["answered"] for _, agg in columns), ""],
+        ["transcripts", *(agg["transcripts"] for _, agg in columns), *tail],
+        ["answered calls", *(agg["answered"] for _, agg in columns), *tail],
     ]
     for b in BUCKETS:
-        rows.append(
-            [
-                b.label,
-                *(
-                    _cell(agg["counts"][b.key], agg["answered"], agg["intervals"][b.key])
-                    for _, agg in columns
-                ),
-                b.meaning,
-            ]
-        )
-    rows.append(["errored (not bucketed)", *(agg["errored"] for _, agg in columns), ""])
-    rows.append(["concurrent (same message)", *(agg["concurrent"] for _, agg in columns), ""])
+        cells = [
+            _cell(agg["counts"][b.key], agg["answered"], agg["intervals"][b.key] if intervals else None)
+            for _, agg in columns
+        ]
+        rows.append([_label(b, short), *cells, *([b.meaning] if meaning else [])])
+    rows.append(["errored (not bucketed)", *(agg["errored"] for _, agg in columns), *tail])
+    rows.append(["concurrent (same message)", *(agg["concurrent"] for _, agg in columns), *tail])
     return str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
 
 
@@ -77,28 +121,120 @@ def _signed(x: float) -> str:
     return f"{round(x * 100):+d}"  # round() first: no "-0"
 
 
-def comparison_table(cmp: dict[str, Any]) -> str:
+def comparison_table(cmp: dict[str, Any], width: int = 10_000) -> str:
     """Each bucket's share in two arms and the difference with its 95% interval."""
     kind = "paired by group" if cmp["paired"] else "unpaired"
-    headers = ["", clean(cmp["a"]), clean(cmp["b"]), f"difference, points [95%] ({kind})"]
-    rows = []
-    for b in BUCKETS:
-        d = cmp["buckets"][b.key]
-        rows.append([b.label, f"{d['a']:.0%}", f"{d['b']:.0%}",
-                     f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]"])  # fmt: skip
-    return str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+    title = f"{clean(cmp['a'])} against {clean(cmp['b'])} ({kind}):"
+    variants = []
+    for short in (False, True):
+        headers = ["", clean(cmp["a"]), clean(cmp["b"]), "difference, points [95%]"]
+        rows = []
+        for b in BUCKETS:
+            d = cmp["buckets"][b.key]
+            rows.append([_label(b, short), f"{d['a']:.0%}", f"{d['b']:.0%}",
+                         f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]"])  # fmt: skip
+        variants.append(str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)))
+    return f"{title}\n{_fit(variants, width)}"
 
 
-def baseline_table(arms: dict[str, Any]) -> str:
-    """Per arm and bucket: baseline share, this campaign's share, and the change."""
-    headers = ["arm", "bucket", "baseline", "now", "change, points [95%]"]
-    rows = []
+def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
+    """Per arm, a table of buckets: baseline share, this campaign's share, and the change."""
+    out = []
     for arm, cmp in arms.items():
         if not (cmp["n_old"] or cmp["n_new"]):
             continue
-        for b in BUCKETS:
-            d = cmp["buckets"][b.key]
-            old, new = f"{d['old']:.0%} (n={cmp['n_old']})", f"{d['new']:.0%} (n={cmp['n_new']})"
-            change = f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]"
-            rows.append([clean(arm), b.label, old, new, change])
-    return str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True))
+        variants = []
+        for short in (False, True):
+            rows = []
+            for b in BUCKETS:
+                d = cmp["buckets"][b.key]
+                change = f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]"
+                rows.append([_label(b, short), f"{d['old']:.0%}", f"{d['new']:.0%}", change])
+            headers = ["", "baseline", "now", "change, points [95%]"]
+            variants.append(str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)))
+        out.append(f"arm {clean(arm)} (answered calls: {cmp['n_old']} in the baseline, {cmp['n_new']} now)")
+        out.append(_fit(variants, width))
+    return "\n".join(out)
+
+
+class Line(NamedTuple):
+    """A line of the terminal summary, with its TerminalWriter markup (``red=True``, ...)."""
+
+    text: str
+    markup: Mapping[str, bool] = MappingProxyType({})
+    table: bool = False  # a line of a table: already fitted to the width, never folded
+
+
+def wrapped(lines: Iterable[Line], width: int) -> Iterator[Line]:
+    """Prose lines folded to the terminal's width (tables are fitted, not folded)."""
+    for line in lines:
+        if len(line.text) <= width or line.table:
+            yield line
+            continue
+        indent = " " * (len(line.text) - len(line.text.lstrip()) + 4)
+        folded = textwrap.wrap(line.text, width, subsequent_indent=indent, break_long_words=False,
+                               break_on_hyphens=False)  # fmt: skip
+        yield from (Line(text, line.markup) for text in folded)
+
+
+def summary_lines(report: Report, *, width: int = 80, verbose: bool = False) -> Iterator[Line]:
+    """The summary section: tables, warnings, what was excluded, failed or ignored."""
+    return wrapped(_summary_lines(report, width, verbose), width)
+
+
+def _table(text: str) -> Iterator[Line]:
+    return (Line(line, table=True) for line in text.splitlines())
+
+
+def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
+    if report.arms:
+        yield from _table(arm_table(report.arms, report.pooled, width))
+    else:
+        yield Line("no classified transcripts")
+    if report.comparison:
+        yield Line("")
+        yield from _table(comparison_table(report.comparison, width))
+    if report.baseline:
+        yield Line("")
+        yield Line(f"against the baseline {clean(report.baseline['report'])}:")
+        yield from _table(baseline_table(report.baseline["arms"], width))
+    warn = {"yellow": True}
+    for name, agg in report.arms.items():
+        if 0 < agg["answered"] < SMALL_ARM_CALLS:
+            yield Line(f"warning: arm {clean(name)} has only {agg['answered']} answered calls "
+                       f"(< {SMALL_ARM_CALLS}): too few to compare arms on", warn)  # fmt: skip
+    for note in report.notes:
+        yield Line(f"warning: {clean(note)}", warn)
+    excluded = [r for r in report.transcripts if r["status"] == "skipped"]
+    if excluded:
+        yield Line(f"excluded from the aggregates: {len(excluded)} transcript(s)")
+        for r in excluded:
+            yield Line(f"  {clean(r['path'])}: {clean(r['reason'])}")
+    errors = sum(1 for r in report.transcripts if r["status"] == "error")
+    if errors:
+        yield Line(f"unreadable: {errors} transcript(s) (failed items)")
+    if report.ignored:
+        yield Line(f"ignored: {len(report.ignored)} file(s) that are not transcripts or were not followed "
+                   "(listed with reasons in the JSON report)")  # fmt: skip
+    if verbose:
+        for r in report.transcripts:
+            lines = [call_line(i, c) for i, c in enumerate(r["calls"], 1) if c["bucket"] != "sufficient"]
+            if lines:
+                yield Line(f"{clean(r['path'])} [{clean(r['arm'])}]")
+                yield from (Line(f"  {line}") for line in lines)
+
+
+def verdict_lines(report: Report, *, width: int = 80, passed: bool = True) -> Iterator[Line]:
+    """The gates (``passed=False``: only those that fail the run) and a partial run's notice:
+    what a reader must see at any verbosity."""
+    return wrapped(_verdict_lines(report, passed), width)
+
+
+def _verdict_lines(report: Report, passed: bool) -> Iterator[Line]:
+    for o in report.outcomes:
+        if passed or not o.passed:
+            yield Line(f"explore-suff gate {o.describe()}", {"red": not o.passed, "green": bool(o.passed)})
+    cov = report.coverage
+    if not cov.complete:
+        yield Line(f"explore-suff: partial run: {cov.ran} of {cov.collected} transcripts ran "
+                   f"({'; '.join(cov.why())}); the report says so", {"yellow": True})  # fmt: skip

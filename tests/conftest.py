@@ -26,3 +26,10 @@ def verdict_of(tmp_path: Path) -> Callable[..., Verdict]:
         return judge("stream-json", [path], **kw)[0]
 
     return _verdict
+
+
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytester runs measure the terminal from COLUMNS: wide by default, so the
+    summary keeps every column; the width tests set their own."""
+    monkeypatch.setenv("COLUMNS", "200")

@@ -1,0 +1,157 @@
+"""The report document: built once from the transcript records, rendered three ways.
+
+`build` turns what a run produced (records, ignored files, what ran and what
+did not, the options) into a `Report`; the terminal summary, the JSON file and
+the HTML page are renderings of that one object. Nothing here imports pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import __version__
+from .compare import arm_pair, compare_arms, compare_baseline, drop_gates
+from .gates import Gate, Outcome, evaluate, sample_size
+from .report import SCHEMA, aggregate
+
+
+@dataclass
+class Coverage:
+    """What the report covers: every collected transcript, or only part of the campaign.
+
+    ``not_run`` lists each collected transcript that has no record, with why
+    (``deselected`` by ``-k``/``-m``/``--lf``/``--sw``, or ``not run`` when the
+    session stopped or was interrupted first).
+    """
+
+    collected: int
+    ran: int
+    interrupted: bool = False
+    stopped: str = ""  # pytest's reason for stopping early (-x, --maxfail, --sw)
+    not_run: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return self.ran == self.collected and not self.interrupted and not self.not_run
+
+    def why(self) -> list[str]:
+        """One short phrase per reason the run is partial."""
+        out = []
+        deselected = sum(1 for n in self.not_run if n["why"] == "deselected")
+        if deselected:
+            out.append(f"{deselected} deselected (-k, -m, --lf, --sw)")
+        skipped = len(self.not_run) - deselected
+        if skipped:
+            cause = "interrupted" if self.interrupted else (self.stopped or "the session ended first")
+            out.append(f"{skipped} not run ({cause})")
+        elif self.interrupted:
+            out.append("interrupted")
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "complete": self.complete,
+            "collected": self.collected,
+            "ran": self.ran,
+            "why": self.why(),
+            "not_run": self.not_run,
+        }
+
+
+@dataclass(frozen=True)
+class Options:
+    """The options that shaped the verdicts and the gates, as the report records them."""
+
+    tool: str
+    family: str
+    marker: str
+    pattern: str | None
+    keep_excluded: bool
+    gate_on: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "family": self.family,
+            "marker": self.marker,
+            "pattern": self.pattern,
+            "keep_excluded": self.keep_excluded,
+            "gate_on": self.gate_on,
+        }
+
+
+@dataclass
+class Report:
+    campaign: str
+    options: Options
+    coverage: Coverage
+    arms: dict[str, dict[str, Any]]
+    pooled: dict[str, Any]
+    comparison: dict[str, Any] | None
+    baseline: dict[str, Any] | None
+    outcomes: list[Outcome]
+    transcripts: list[dict[str, Any]]
+    ignored: list[dict[str, str]]
+    notes: list[str] = field(default_factory=list)  # warnings for the summary, not in the JSON
+
+    @property
+    def failed(self) -> list[Outcome]:
+        """Gates that failed or could not be decided: either fails the run."""
+        return [o for o in self.outcomes if not o.passed]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "plugin_version": __version__,
+            "campaign": self.campaign,
+            "options": self.options.to_dict(),
+            "coverage": self.coverage.to_dict(),
+            "arms": self.arms,
+            "pooled": self.pooled,
+            "comparison": self.comparison,
+            "baseline": self.baseline,
+            "gates": [o.to_dict() for o in self.outcomes],
+            "transcripts": self.transcripts,
+            "ignored": self.ignored,
+        }
+
+
+def build(
+    *,
+    campaign: str,
+    options: Options,
+    coverage: Coverage,
+    records: Sequence[dict[str, Any]],
+    ignored: list[dict[str, str]],
+    gates: Sequence[Gate] = (),
+    min_calls: int | None = None,
+    compare: tuple[str, str] | None = None,
+    baseline: tuple[str, list[dict[str, Any]]] | None = None,
+    max_drop: float | None = None,
+) -> Report:
+    """Aggregate the records, compare arms (and the baseline), decide every gate."""
+    records = sorted(records, key=lambda r: r["path"])
+    arms, pooled = aggregate(records)
+    outcomes = evaluate(list(gates), arms, options.gate_on)
+    if min_calls:
+        outcomes += sample_size(min_calls, arms)
+    notes: list[str] = []
+    pair = arm_pair(arms, compare)
+    comparison = None
+    if pair and all(arms.get(a, {}).get("answered") for a in pair):
+        comparison = compare_arms(records, *pair)
+    elif compare:
+        missing = [a for a in compare if not arms.get(a, {}).get("answered")]
+        notes.append(
+            f"--explore-suff-compare: no answered calls in arm(s) {', '.join(missing)}; nothing to compare"
+        )
+    base = None
+    if baseline is not None:
+        path, old = baseline
+        changes = compare_baseline(old, records)
+        base = {"report": path, "arms": changes}
+        outcomes += drop_gates(changes, max_drop, options.gate_on)
+    return Report(campaign, options, coverage, arms, pooled, comparison, base, outcomes,
+                  records, ignored, notes)  # fmt: skip
