@@ -135,7 +135,11 @@ def _umask() -> int:
 
 def write_atomic(path: str, document: dict[str, Any]) -> None:
     """Write JSON so that readers see the old complete file or the new one, never half."""
-    data = dumps(document)  # serialize first: a failure here leaves the old file alone
+    write_bytes_atomic(path, dumps(document))  # serialize first: a failure leaves the old file alone
+
+
+def write_bytes_atomic(path: str, data: bytes) -> None:
+    """Replace ``path`` with ``data`` in one step: the old complete file or the new one, never half."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".explore-suff-", suffix=".tmp", dir=directory)

@@ -1,0 +1,687 @@
+"""The HTML report: one self-contained page rendered from the JSON report document.
+
+``render_html(document)`` takes the dict the plugin writes as JSON (or one read
+back from a report file) and returns a page that needs nothing but a browser:
+no network, no external fonts, scripts or images. Charts are inline SVG drawn
+here; the per-call drill-down is embedded once as JSON and rendered lazily in
+the browser, so a 10,000-transcript campaign stays usable.
+
+Everything that comes from transcripts (paths, arm and group names, queries,
+next-action labels, reasons) is untrusted. The server-side parts go through
+Jinja's autoescaping; the drill-down data is JSON with every ``<``, ``>`` and
+``&`` written as a ``\\u`` escape, so no string can close its script element,
+and the page's script builds rows with ``textContent`` only. A
+Content-Security-Policy pins the one script the page runs by its hash, so even
+markup that slipped through could not run code or load anything.
+
+Rerender a saved report with ``python -m pytest_explore_suff.html report.json report.html``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from .buckets import BUCKETS, KEYS
+from .report import write_bytes_atomic
+from .terminal import arm_table, clean
+
+#: Okabe-Ito colours (safe for the common colour-vision deficiencies), worst bucket
+#: vermillion, best bluish green; every chart, chip and legend uses these.
+COLOURS: dict[str, str] = {
+    "explore_again": "#D55E00",
+    "read_returned": "#E69F00",
+    "read_missed": "#CC79A7",
+    "search": "#56B4E9",
+    "sufficient": "#009E73",
+}
+GOOD, BAD, NEUTRAL = "#009E73", "#D55E00", "#8a8a8a"
+
+BAR_WIDTH = 600  # viewBox units of a stacked bar
+BAR_LABEL_MIN = 34  # a segment narrower than this gets no percentage inside (the table has it)
+DOT_PLOT = (100.0, 250.0)  # x range of a dot-and-whisker panel's axis
+DOT_WIDTH = 356
+DIFF_PLOT = 300.0  # width of a difference row's plot
+
+
+# -- formatting -------------------------------------------------------------------------------------
+
+
+def _num(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    f = float(value)
+    return f if math.isfinite(f) else None
+
+
+def pct(value: Any) -> str:
+    """``0.4883`` -> ``49%``: the rounding the terminal summary uses."""
+    x = _num(value)
+    return "–" if x is None else f"{x:.0%}"
+
+
+def pct_bare(value: Any) -> str:
+    x = _num(value)
+    return "–" if x is None else f"{x * 100:.0f}"
+
+
+def points(value: Any) -> str:
+    """A difference of shares in signed percentage points, ``+28``; never ``-0``."""
+    x = _num(value)
+    return "–" if x is None else f"{round(x * 100):+d}"
+
+
+def interval(lo: Any, hi: Any) -> str:
+    return f"[{pct_bare(lo)}–{pct_bare(hi)}]"
+
+
+def _figure(value: Any, kind: str) -> str:
+    x = _num(value)
+    if x is None:
+        return "–"
+    if kind == "duration_ms":
+        return f"{x / 1000:.1f} s"
+    if kind == "cost_usd":
+        return f"${x:.3f}"
+    return f"{x:g}"
+
+
+def _shown(value: Any) -> str:
+    """Display form of an untrusted string: control and bidi characters made visible."""
+    return clean("" if value is None else value)
+
+
+# -- views: plain dicts of what the template draws ---------------------------------------------------
+
+
+def _arm_bar(name: str, agg: Mapping[str, Any], pooled: bool = False) -> dict[str, Any]:
+    answered = int(agg.get("answered") or 0)
+    counts = agg.get("counts") or {}
+    shares = agg.get("shares") or {}
+    intervals = agg.get("intervals") or {}
+    segments = []
+    x = 0.0
+    for b in BUCKETS:
+        share = _num(shares.get(b.key)) or 0.0
+        if not answered:
+            share = 0.0
+        w = share * BAR_WIDTH
+        iv = intervals.get(b.key) or {}
+        segments.append(
+            {
+                "key": b.key,
+                "label": b.label,
+                "colour": COLOURS[b.key],
+                "x": round(x, 2),
+                "w": round(w, 2),
+                "mid": round(x + w / 2, 2),
+                "inside": w >= BAR_LABEL_MIN,
+                "share": share,
+                "pct": pct(share),
+                "count": int(counts.get(b.key) or 0),
+                "interval": interval(iv.get("lo"), iv.get("hi")) if iv else "",
+            }
+        )
+        x += w
+    return {
+        "name": _shown(name),
+        "pooled": pooled,
+        "answered": answered,
+        "transcripts": int(agg.get("transcripts") or 0),
+        "errored": int(agg.get("errored") or 0),
+        "concurrent": int(agg.get("concurrent") or 0),
+        "segments": segments,
+    }
+
+
+def _dot_panels(arms: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    x0, x1 = DOT_PLOT
+    panels = []
+    for b in BUCKETS:
+        rows = []
+        for name, agg in arms.items():
+            answered = int(agg.get("answered") or 0)
+            iv = (agg.get("intervals") or {}).get(b.key) or {}
+            share = _num((agg.get("shares") or {}).get(b.key))
+            lo, hi = _num(iv.get("lo")), _num(iv.get("hi"))
+            row: dict[str, Any] = {"name": _shown(name), "short": _short(_shown(name), 14), "n": answered}
+            if answered and share is not None:
+                lo = share if lo is None else lo
+                hi = share if hi is None else hi
+                row.update(
+                    share=share,
+                    lo=lo,
+                    hi=hi,
+                    x=round(x0 + share * (x1 - x0), 2),
+                    xlo=round(x0 + lo * (x1 - x0), 2),
+                    xhi=round(x0 + hi * (x1 - x0), 2),
+                    text=f"{pct(share)} {interval(lo, hi)}",
+                )
+            rows.append(row)
+        panels.append(
+            {
+                "key": b.key,
+                "label": b.label,
+                "meaning": b.meaning,
+                "colour": COLOURS[b.key],
+                "rows": rows,
+                "height": 30 + 24 * max(1, len(rows)),
+                "ticks": [{"x": round(x0 + t * (x1 - x0), 2), "text": f"{t:.0%}"} for t in (0, 0.5, 1)],
+            }
+        )
+    return panels
+
+
+def _short(text: str, n: int) -> str:
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _extent(rows: Iterable[Mapping[str, Any]]) -> float:
+    """Half-width of a difference axis: the widest interval, rounded up to 10 points."""
+    widest = max((abs(_num(r.get(k)) or 0.0) for r in rows for k in ("lo", "hi", "diff")), default=0.0)
+    return max(0.1, math.ceil(widest * 10 - 1e-9) / 10)
+
+
+def _diff_rows(buckets: Mapping[str, Mapping[str, Any]], left: str, right: str) -> dict[str, Any]:
+    """Rows of a difference chart: one per bucket, a point and its interval around zero."""
+    present = [buckets[k] for k in KEYS if isinstance(buckets.get(k), Mapping)]
+    ext = _extent(present)
+    scale = DIFF_PLOT / (2 * ext)
+
+    def at(v: float) -> float:
+        return round(DIFF_PLOT / 2 + v * scale, 2)
+
+    rows = []
+    for b in BUCKETS:
+        d = buckets.get(b.key)
+        if not isinstance(d, Mapping):
+            continue
+        diff = _num(d.get("diff")) or 0.0
+        lo, hi = _num(d.get("lo")), _num(d.get("hi"))
+        lo = diff if lo is None else lo
+        hi = diff if hi is None else hi
+        # Better is more sufficient, fewer of every miss bucket.
+        sign = 1 if b.key == "sufficient" else -1
+        if lo > 0 or hi < 0:
+            better = (diff * sign) > 0
+            verdict, colour = ("better", GOOD) if better else ("worse", BAD)
+        else:
+            verdict, colour = "within noise", NEUTRAL
+        rows.append(
+            {
+                "key": b.key,
+                "label": b.label,
+                "colour": COLOURS[b.key],
+                "left": d.get(left),
+                "right": d.get(right),
+                "left_pct": pct(d.get(left)),
+                "right_pct": pct(d.get(right)),
+                "diff": diff,
+                "lo": lo,
+                "hi": hi,
+                "x": at(diff),
+                "xlo": at(max(-ext, lo)),
+                "xhi": at(min(ext, hi)),
+                "text": f"{points(diff)} [{points(lo)}, {points(hi)}]",
+                "verdict": verdict,
+                "vcolour": colour,
+            }
+        )
+    ticks = [
+        {"x": at(t), "text": f"{round(t * 100):+d}" if t else "0"} for t in (-ext, -ext / 2, 0, ext / 2, ext)
+    ]
+    return {"rows": rows, "zero": at(0), "width": DIFF_PLOT, "ticks": ticks}
+
+
+def _comparison(cmp: Any) -> dict[str, Any] | None:
+    if not isinstance(cmp, Mapping) or not isinstance(cmp.get("buckets"), Mapping):
+        return None
+    chart = _diff_rows(cmp["buckets"], "a", "b")
+    return {
+        "a": _shown(cmp.get("a")),
+        "b": _shown(cmp.get("b")),
+        "paired": bool(cmp.get("paired")),
+        "n_a": cmp.get("n_a"),
+        "n_b": cmp.get("n_b"),
+        **chart,
+    }
+
+
+def _baseline(base: Any) -> dict[str, Any] | None:
+    if not isinstance(base, Mapping):
+        return None
+    arms = []
+    for name, cmp in (base.get("arms") or {}).items():
+        if not isinstance(cmp, Mapping) or not (cmp.get("n_old") or cmp.get("n_new")):
+            continue
+        arms.append(
+            {
+                "name": _shown(name),
+                "n_old": cmp.get("n_old"),
+                "n_new": cmp.get("n_new"),
+                **_diff_rows(cmp.get("buckets") or {}, "old", "new"),
+            }
+        )
+    return {"report": _shown(base.get("report")), "arms": arms}
+
+
+_OPS = {"min": "≥", "max": "≤", "min_calls": "≥", "max_drop": "≤"}
+
+
+def _gate(g: Mapping[str, Any]) -> dict[str, Any]:
+    passed = g.get("passed")
+    op, metric = str(g.get("op", "")), str(g.get("metric", ""))
+    arm = g.get("arm")
+    where = f"arm {_shown(arm)}" if arm is not None else "every arm"
+    threshold = _num(g.get("threshold"))
+    th = "–" if threshold is None else f"{threshold:g}"
+    value, bound = _num(g.get("value")), _num(g.get("bound"))
+    n = g.get("n")
+    if op == "min_calls":
+        option = "--explore-suff-min-calls"
+        what = f"answered calls {n} {_OPS[op]} {th}"
+    elif op == "max_drop":
+        option = f"--max-{metric.replace('_', '-')}-drop"
+        what = f"{metric} share drop from the baseline {'–' if value is None else f'{value:.3f}'}"
+        if bound is not None:
+            what += f" (at least {bound:.3f} at the 95% bound)"
+        what += f" {_OPS[op]} {th}"
+    else:
+        option = f"--{op}-{metric.replace('_', '-')}"
+        what = f"{metric} share {'–' if value is None else f'{value:.3f}'}"
+        if bound is not None:
+            side = "lower" if op == "min" else "upper"
+            what += f" ({side} 95% bound {bound:.3f})"
+        what += f" {_OPS.get(op, op)} {th}"
+    if passed is None:
+        state, text = "na", "not applicable"
+        where_calls = " in the baseline" if op == "max_drop" and n else ""
+        what = f"{metric} share: no answered explore calls{where_calls}, so not a pass"
+    elif passed:
+        state, text = "passed", "passed"
+    else:
+        state, text = "failed", "FAILED"
+    return {
+        "option": option,
+        "where": where,
+        "what": what,
+        "state": state,
+        "text": text,
+        "n": n,
+        "passed": passed,
+    }
+
+
+def _heat_colour(share: float) -> str:
+    """Diverging scale, vermillion (0) through near-white (0.5) to bluish green (1)."""
+
+    def mix(c: str, t: float) -> str:
+        r, g, b = (int(c[i : i + 2], 16) for i in (1, 3, 5))
+        w = 247
+        return "#{:02x}{:02x}{:02x}".format(*(round(w + (v - w) * t) for v in (r, g, b)))
+
+    if share < 0.5:
+        return mix("#D55E00", (0.5 - share) * 2 * 0.85)
+    return mix("#009E73", (share - 0.5) * 2 * 0.85)
+
+
+def _heatmap(transcripts: Sequence[Mapping[str, Any]], arms: Sequence[str]) -> dict[str, Any]:
+    """Sufficient share per group x arm over classified transcripts, worst group first."""
+    cells: dict[tuple[str, str], list[int]] = {}
+    groups: dict[str, list[int]] = {}
+    for t in transcripts:
+        if t.get("status") != "classified":
+            continue
+        answered = int(t.get("answered") or 0)
+        k = int((t.get("counts") or {}).get("sufficient") or 0)
+        key = (str(t.get("group") or ""), str(t.get("arm") or ""))
+        c = cells.setdefault(key, [0, 0, 0])
+        c[0] += k
+        c[1] += answered
+        c[2] += 1
+        g = groups.setdefault(key[0], [0, 0])
+        g[0] += k
+        g[1] += answered
+    columns = [a for a in arms if any(cells.get((g, a), [0, 0])[1] for g in groups)]
+    silent = [_shown(a) for a in arms if a not in columns]
+
+    def cell(k: int, n: int, group: str, arm: str | None, tcount: int | None = None) -> dict[str, Any]:
+        share = k / n if n else None
+        return {
+            "group": _shown(group),
+            "arm": None if arm is None else _shown(arm),
+            "k": k,
+            "n": n,
+            "transcripts": tcount,
+            "share": share,
+            "pct": pct(share),
+            "colour": _heat_colour(share) if share is not None else "#eeeeee",
+        }
+
+    def cell_of(group: str, arm: str) -> dict[str, Any]:
+        k, n, tcount = cells.get((group, arm), [0, 0, 0])
+        return cell(k, n, group, arm, tcount)
+
+    def order(group: str) -> tuple[int, float, str]:
+        k, n = groups[group]
+        return (0 if n else 1, k / n if n else 0.0, group)
+
+    rows = []
+    for group in sorted(groups, key=order):
+        k, n = groups[group]
+        rows.append(
+            {
+                "group": _shown(group) or "(no group)",
+                "raw": _shown(group),
+                "all": cell(k, n, group, None),
+                "cells": [cell_of(group, a) for a in columns],
+            }
+        )
+    return {"columns": [_shown(a) for a in columns], "rows": rows, "silent": silent}
+
+
+def _worst(heatmap: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The group to look at first: the lowest sufficient share over all arms (rows come sorted)."""
+    rows = [r for r in heatmap["rows"] if r["all"]["n"]]
+    if len(rows) < 1:
+        return None
+    row = rows[0]
+    return {
+        "group": row["group"],
+        "raw": row["raw"],
+        "all": row["all"],
+        "misses": row["all"]["n"] - row["all"]["k"],
+        "cells": [c for c in row["cells"] if c["n"]],
+        "of": len(rows),
+    }
+
+
+FIGURES = (
+    ("explore_calls", "explore"),
+    ("read_calls", "Read"),
+    ("search_calls", "Grep/Glob"),
+    ("bash_calls", "Bash"),
+    ("other_calls", "other"),
+    ("turns", "turns"),
+    ("duration_ms", "duration"),
+    ("cost_usd", "cost"),
+)
+
+
+def _figures(name: str, agg: Mapping[str, Any], pooled: bool = False) -> dict[str, Any]:
+    figs = agg.get("figures") or {}
+    return {
+        "name": _shown(name),
+        "pooled": pooled,
+        "transcripts": int(agg.get("transcripts") or 0),
+        "cells": [{"key": k, "raw": figs.get(k), "text": _figure(figs.get(k), k)} for k, _ in FIGURES],
+    }
+
+
+def _coverage(cov: Any) -> dict[str, Any] | None:
+    """``{collected, ran, partial|complete, why (text or list), not_run?}`` -> what the banner says."""
+    if not isinstance(cov, Mapping):
+        return None
+    partial = bool(cov.get("partial")) if "partial" in cov else cov.get("complete") is False
+    why = cov.get("why")
+    if isinstance(why, (list, tuple)):
+        why_text = "; ".join(_shown(w) for w in why)
+    else:
+        why_text = _shown(why) if why else ""
+    return {"collected": cov.get("collected"), "ran": cov.get("ran"), "partial": partial, "why": why_text}
+
+
+def _option_value(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (dict, list)):
+        return _shown(json.dumps(value, ensure_ascii=False))
+    return _shown(value)
+
+
+# -- the drill-down's data ---------------------------------------------------------------------------
+
+#: Layout of the embedded drill-down data (arrays keep 10,000 transcripts compact):
+#: transcript = [path, arm, group, run, kind, status, reason, flags, answered, errored,
+#:               concurrent, warnings, files, lines, corrupt_lines, calls]
+#: call = [thread, query, files, bucket index (-1: unknown), next, named, truncated]
+T_FIELDS = (
+    "path",
+    "arm",
+    "group",
+    "run",
+    "kind",
+    "status",
+    "reason",
+    "flags",
+    "answered",
+    "errored",
+    "concurrent",
+    "warnings",
+    "files",
+    "lines",
+    "corrupt_lines",
+    "calls",
+)
+C_FIELDS = ("thread", "query", "files", "bucket", "next", "named", "truncated")
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _int(value: Any) -> int:
+    x = _num(value)
+    return int(x) if x is not None else 0
+
+
+def drilldown_data(document: Mapping[str, Any]) -> dict[str, Any]:
+    index = {k: i for i, k in enumerate(KEYS)}
+    ts = []
+    for t in document.get("transcripts") or ():
+        if not isinstance(t, Mapping):
+            continue
+        calls = []
+        for c in t.get("calls") or ():
+            if not isinstance(c, Mapping):
+                continue
+            thread = c.get("thread")
+            calls.append(
+                [
+                    "main" if thread in (None, "main") else _shown(thread),
+                    _shown(c.get("query")),
+                    _int(c.get("files")),
+                    index.get(str(c.get("bucket")), -1),
+                    _shown(c.get("next")),
+                    1 if c.get("named") else 0,
+                    1 if c.get("truncated") else 0,
+                ]
+            )
+        flags = [str(k) for k, v in sorted((t.get("flags") or {}).items()) if v]
+        files = [_shown(f) for f in t.get("files") or ()]
+        ts.append(
+            [
+                _shown(t.get("path")),
+                _shown(t.get("arm")),
+                _shown(t.get("group")),
+                _shown(t.get("run")),
+                _shown(t.get("kind")),
+                _shown(t.get("status")),
+                _shown(t.get("reason")),
+                flags,
+                _int(t.get("answered")),
+                _int(t.get("errored")),
+                _int(t.get("concurrent")),
+                [_shown(w) for w in t.get("warnings") or ()],
+                files if len(files) > 1 else [],
+                _int(t.get("lines")),
+                _int(t.get("corrupt_lines")),
+                calls,
+            ]
+        )
+    ignored = [
+        [_shown(i.get("path")), _shown(i.get("reason"))]
+        for i in document.get("ignored") or ()
+        if isinstance(i, Mapping)
+    ]
+    cov = document.get("coverage")
+    not_run = []
+    if isinstance(cov, Mapping):
+        not_run = [
+            [_shown(n.get("path") or n.get("nodeid")), _shown(n.get("why"))]
+            for n in cov.get("not_run") or ()
+            if isinstance(n, Mapping)
+        ]
+    return {
+        "buckets": [{"key": b.key, "label": b.label} for b in BUCKETS],
+        "transcripts": ts,
+        "ignored": ignored,
+        "not_run": not_run,
+    }
+
+
+def script_json(data: Any) -> str:
+    """JSON safe inside ``<script type="application/json">``: no ``<``, ``>`` or ``&`` at all."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return (
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
+    )
+
+
+# -- rendering ---------------------------------------------------------------------------------------
+
+
+@cache
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("pytest_explore_suff", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["pct"] = pct
+    env.filters["points"] = points
+    return env
+
+
+@cache
+def _asset(name: str) -> str:
+    return resources.files("pytest_explore_suff").joinpath("templates").joinpath(name).read_text("utf-8")
+
+
+def _sha256(text: str) -> str:
+    return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+
+
+def _gates_summary(gates: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    return {
+        "failed": sum(1 for g in gates if g["state"] == "failed"),
+        "na": sum(1 for g in gates if g["state"] == "na"),
+        "passed": sum(1 for g in gates if g["state"] == "passed"),
+    }
+
+
+def context(document: Mapping[str, Any]) -> dict[str, Any]:
+    """Everything the template shows, computed from the report document."""
+    arms: dict[str, Mapping[str, Any]] = {
+        str(k): v for k, v in _mapping(document.get("arms")).items() if isinstance(v, Mapping)
+    }
+    pooled = document.get("pooled") if isinstance(document.get("pooled"), Mapping) else None
+    bars = [_arm_bar(name, agg) for name, agg in arms.items()]
+    if pooled is not None and len(arms) > 1:
+        bars.append(_arm_bar("(pooled)", pooled, pooled=True))
+    figures = [_figures(name, agg) for name, agg in arms.items()]
+    if pooled is not None and len(arms) > 1:
+        figures.append(_figures("(pooled)", pooled, pooled=True))
+    transcripts = [t for t in document.get("transcripts") or () if isinstance(t, Mapping)]
+    gates = [_gate(g) for g in document.get("gates") or () if isinstance(g, Mapping)]
+    statuses: dict[str, int] = {}
+    for t in transcripts:
+        statuses[str(t.get("status"))] = statuses.get(str(t.get("status")), 0) + 1
+    script = _asset("report.js")
+    heatmap = _heatmap(transcripts, list(arms))
+    campaign = _shown(document.get("campaign"))
+    return {
+        "campaign": campaign,
+        "title": os.path.basename(campaign.rstrip("/\\")) or campaign or "campaign",
+        "schema": _shown(document.get("schema")),
+        "plugin_version": _shown(document["plugin_version"]) if document.get("plugin_version") else None,
+        "coverage": _coverage(document.get("coverage")),
+        "options": [(_shown(k), _option_value(v)) for k, v in _mapping(document.get("options")).items()],
+        "buckets": [
+            {"key": b.key, "label": b.label, "meaning": b.meaning, "colour": COLOURS[b.key]} for b in BUCKETS
+        ],
+        "bars": bars,
+        "bar_width": BAR_WIDTH,
+        "panels": _dot_panels(arms),
+        "dot_plot": DOT_PLOT,
+        "dot_width": DOT_WIDTH,
+        "worst": _worst(heatmap),
+        "comparison": _comparison(document.get("comparison")),
+        "baseline": _baseline(document.get("baseline")),
+        "gates": gates,
+        "gates_summary": _gates_summary(gates),
+        "heatmap": heatmap,
+        "figure_names": [label for _, label in FIGURES],
+        "figures": figures,
+        "statuses": statuses,
+        "n_transcripts": len(transcripts),
+        "n_calls": sum(len(t.get("calls") or ()) for t in transcripts),
+        "n_ignored": len(document.get("ignored") or ()),
+        "data_json": Markup(script_json(drilldown_data(document))),
+        "script": Markup(script),
+        "script_hash": _sha256(script),
+        "style": Markup(_asset("report.css")),
+    }
+
+
+def arm_summary(arms: Mapping[str, Any], pooled: Mapping[str, Any]) -> str:
+    """The per-arm table as pytest-html's summary shows it: the terminal's table, escaped."""
+    table = arm_table(dict(arms), dict(pooled)) if arms else "no classified transcripts"
+    return str(Markup("<h2>Explore sufficiency</h2><pre>{}</pre>").format(table))
+
+
+def render_html(document: Mapping[str, Any]) -> str:
+    """The report as one self-contained HTML page."""
+    return _environment().get_template("report.html.j2").render(**context(document))
+
+
+def write_html_atomic(path: str, document: Mapping[str, Any]) -> None:
+    """Write the page so that readers see the old complete file or the new one, never half."""
+    write_bytes_atomic(
+        path, render_html(document).encode("utf-8")
+    )  # rendered first: a failure leaves the old file
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m pytest_explore_suff.html REPORT.json OUT.html``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 2:
+        print("usage: python -m pytest_explore_suff.html REPORT.json OUT.html", file=sys.stderr)
+        return 2
+    with open(args[0], encoding="utf-8") as fh:
+        document = json.load(fh)
+    write_html_atomic(args[1], document)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,246 @@
+(function () {
+  "use strict";
+  // The drill-down. Data comes from the JSON element; rows are built with
+  // createElement + textContent only, never from markup strings.
+  var DATA = JSON.parse(document.getElementById("explore-suff-data").textContent);
+  var BUCKETS = DATA.buckets;
+  var T = DATA.transcripts;
+  // transcript: [path, arm, group, run, kind, status, reason, flags, answered, errored,
+  //              concurrent, warnings, files, lines, corrupt_lines, calls]
+  // call: [thread, query, files, bucket index, next, named, truncated]
+  var PATH = 0, ARM = 1, GROUP = 2, RUN = 3, KIND = 4, STATUS = 5, REASON = 6, FLAGS = 7,
+      ANSWERED = 8, ERRORED = 9, CONCURRENT = 10, WARNINGS = 11, FILES = 12, CORRUPT = 14, CALLS = 15;
+  var SUFFICIENT = -1;
+  BUCKETS.forEach(function (b, i) { if (b.key === "sufficient") { SUFFICIENT = i; } });
+  var PAGE_CALLS = 200, PAGE_ROWS = 200;
+
+  function $(id) { return document.getElementById(id); }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined && text !== null) { e.textContent = String(text); }
+    return e;
+  }
+  function option(select, value, label) {
+    var o = el("option", null, label);
+    o.value = value;
+    select.appendChild(o);
+  }
+  function uniq(index) {
+    var seen = Object.create(null), out = [];
+    T.forEach(function (t) { if (!(t[index] in seen)) { seen[t[index]] = true; out.push(t[index]); } });
+    return out.sort();
+  }
+  function swatch(i) {
+    var key = BUCKETS[i] ? BUCKETS[i].key : "unknown";
+    return el("i", "sw b-" + key);
+  }
+
+  var fArm = $("f-arm"), fGroup = $("f-group"), fBucket = $("f-bucket"), fStatus = $("f-status"),
+      fMisses = $("f-misses"), fSort = $("f-sort"), fText = $("f-text"), count = $("drill-count"), table = $("calls-table"),
+      more = $("calls-more"), empty = $("calls-empty");
+  uniq(ARM).forEach(function (a) { option(fArm, a, a === "" ? "(no arm)" : a); });
+  uniq(GROUP).forEach(function (g) { option(fGroup, g, g === "" ? "(no group)" : g); });
+  BUCKETS.forEach(function (b, i) { option(fBucket, String(i), b.label); });
+
+  var matched = [], shown = 0;
+
+  function filter() {
+    var arm = fArm.value, group = fGroup.value, status = fStatus.value,
+        bucket = fBucket.value === "" ? null : Number(fBucket.value),
+        misses = fMisses.checked, text = fText.value.trim().toLowerCase();
+    var byCall = bucket !== null || misses || text !== "";
+    var out = [];
+    for (var ti = 0; ti < T.length; ti++) {
+      var t = T[ti];
+      if (arm && t[ARM] !== arm) { continue; }
+      if (group && t[GROUP] !== group) { continue; }
+      if (status && t[STATUS] !== status) { continue; }
+      var pathHit = text !== "" && t[PATH].toLowerCase().indexOf(text) >= 0;
+      var sel = [], calls = t[CALLS];
+      for (var ci = 0; ci < calls.length; ci++) {
+        var c = calls[ci];
+        if (bucket !== null && c[3] !== bucket) { continue; }
+        if (misses && c[3] === SUFFICIENT) { continue; }
+        if (text !== "" && !pathHit && c[1].toLowerCase().indexOf(text) < 0 &&
+            c[4].toLowerCase().indexOf(text) < 0) { continue; }
+        sel.push(ci);
+      }
+      if (byCall && sel.length === 0) { continue; }
+      out.push([ti, sel]);
+    }
+    if (fSort.value === "misses") {
+      // Stable: equal counts keep path order.
+      out.sort(function (a, b) { return (b[1].length - a[1].length) || (a[0] - b[0]); });
+    }
+    return out;
+  }
+
+  function header(t) {
+    var tr = el("tr", "thead"), td = el("td");
+    td.colSpan = 7;
+    td.appendChild(el("span", "path mono", t[PATH]));
+    var st = el("span", "status " + t[STATUS], t[STATUS]);
+    td.appendChild(st);
+    var meta = [];
+    meta.push("arm " + t[ARM]);
+    if (t[GROUP]) { meta.push("group " + t[GROUP]); }
+    if (t[RUN]) { meta.push("run " + t[RUN]); }
+    meta.push(t[KIND]);
+    meta.push(t[ANSWERED] + " answered, " + t[ERRORED] + " errored, " + t[CONCURRENT] + " concurrent");
+    if (t[CORRUPT]) { meta.push(t[CORRUPT] + " corrupt lines"); }
+    td.appendChild(el("span", "meta", meta.join(" · ")));
+    t[FLAGS].forEach(function (f) { td.appendChild(el("span", "flag", f)); });
+    if (t[FILES].length) { td.appendChild(el("span", "meta", "files: " + t[FILES].join(", "))); }
+    if (t[REASON]) { td.appendChild(el("span", "warn", t[REASON])); }
+    t[WARNINGS].forEach(function (w) { td.appendChild(el("span", "warn", "warning: " + w)); });
+    tr.appendChild(td);
+    return tr;
+  }
+
+  function callRow(c, ci) {
+    var tr = el("tr", "call");
+    var key = BUCKETS[c[3]] ? BUCKETS[c[3]].key : "unknown";
+    tr.setAttribute("data-bucket", key);
+    tr.appendChild(el("td", "num", (ci + 1) + "."));
+    var th = el("td", null, c[0] === "main" ? "main" : "subagent");
+    if (c[0] !== "main") { th.title = c[0]; }
+    tr.appendChild(th);
+    var q = el("td", "q", c[1] === "" ? "(no query)" : c[1]);
+    tr.appendChild(q);
+    tr.appendChild(el("td", "num", c[2]));
+    tr.appendChild(el("td", null, "→ " + c[4]));
+    var b = el("td"), chip = el("span", "chip");
+    chip.appendChild(swatch(c[3]));
+    chip.appendChild(el("span", null, BUCKETS[c[3]] ? BUCKETS[c[3]].label : "?"));
+    b.appendChild(chip);
+    tr.appendChild(b);
+    var fl = el("td");
+    if (c[5]) { fl.appendChild(el("span", "flag", "named")); }
+    if (c[6]) { fl.appendChild(el("span", "flag", "truncated")); }
+    tr.appendChild(fl);
+    return tr;
+  }
+
+  function renderMore() {
+    var calls = 0, rows = 0;
+    while (shown < matched.length && calls < PAGE_CALLS && rows < PAGE_ROWS) {
+      var m = matched[shown], t = T[m[0]];
+      var body = el("tbody", "transcript");
+      body.setAttribute("data-arm", t[ARM]);
+      body.setAttribute("data-group", t[GROUP]);
+      body.setAttribute("data-path", t[PATH]);
+      body.appendChild(header(t));
+      if (t[CALLS].length === 0) {
+        var tr = el("tr", "nocalls"), td = el("td", "empty-note", "no explore calls");
+        td.colSpan = 7;
+        tr.appendChild(td);
+        body.appendChild(tr);
+      }
+      m[1].forEach(function (ci) { body.appendChild(callRow(t[CALLS][ci], ci)); });
+      table.appendChild(body);
+      calls += m[1].length;
+      rows += 1;
+      shown += 1;
+    }
+    more.hidden = shown >= matched.length;
+    more.textContent = "show more (" + (matched.length - shown) + " more transcripts)";
+  }
+
+  function update() {
+    matched = filter();
+    shown = 0;
+    var bodies = table.querySelectorAll("tbody");
+    for (var i = 0; i < bodies.length; i++) { table.removeChild(bodies[i]); }
+    var n = 0;
+    matched.forEach(function (m) { n += m[1].length; });
+    count.setAttribute("data-calls", String(n));
+    count.setAttribute("data-transcripts", String(matched.length));
+    count.textContent = n + " call" + (n === 1 ? "" : "s") + " in " + matched.length + " transcript" +
+      (matched.length === 1 ? "" : "s");
+    empty.hidden = matched.length > 0;
+    renderMore();
+  }
+
+  var timer = null;
+  fText.addEventListener("input", function () {
+    if (timer) { clearTimeout(timer); }
+    timer = setTimeout(update, 120);
+  });
+  [fArm, fGroup, fStatus, fSort].forEach(function (s) { s.addEventListener("change", update); });
+  fBucket.addEventListener("change", function () {
+    if (Number(fBucket.value) === SUFFICIENT && fBucket.value !== "") { fMisses.checked = false; }
+    update();
+  });
+  fMisses.addEventListener("change", function () {
+    if (fMisses.checked && fBucket.value !== "" && Number(fBucket.value) === SUFFICIENT) { fBucket.value = ""; }
+    update();
+  });
+  more.addEventListener("click", renderMore);
+  $("f-reset").addEventListener("click", function () {
+    fArm.value = ""; fGroup.value = ""; fBucket.value = ""; fStatus.value = "classified";
+    fMisses.checked = true; fText.value = "";
+    update();
+  });
+
+  function pick(group, arm) {
+    fGroup.value = group;
+    if (fGroup.value !== group) { fGroup.value = ""; }
+    fArm.value = arm;
+    if (fArm.value !== arm) { fArm.value = ""; }
+    fBucket.value = ""; fStatus.value = "classified"; fMisses.checked = true; fText.value = "";
+    update();
+    $("calls").scrollIntoView();
+  }
+  var cells = document.querySelectorAll(".heat td.cell");
+  Array.prototype.forEach.call(cells, function (cell) {
+    function go() { pick(cell.getAttribute("data-group") || "", cell.getAttribute("data-arm") || ""); }
+    cell.addEventListener("click", go);
+    cell.addEventListener("keydown", function (e) { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); go(); } });
+  });
+  Array.prototype.forEach.call(document.querySelectorAll(".heat a.pick, button.pick-worst"), function (a) {
+    a.addEventListener("click", function (e) { e.preventDefault(); pick(a.getAttribute("data-group") || "", ""); });
+  });
+
+  // Plain lazy tables: excluded and failing transcripts, not-run items, ignored files.
+  function lazyTable(tableId, moreId, emptyId, rows, build) {
+    var tbl = $(tableId), btn = $(moreId), done = 0, body = el("tbody");
+    tbl.appendChild(body);
+    function next() {
+      var stop = Math.min(rows.length, done + PAGE_ROWS);
+      for (; done < stop; done++) { body.appendChild(build(rows[done])); }
+      btn.hidden = done >= rows.length;
+      btn.textContent = "show more (" + (rows.length - done) + " more)";
+    }
+    btn.addEventListener("click", next);
+    if (emptyId) { $(emptyId).hidden = rows.length > 0; }
+    next();
+  }
+  function row(cells) {
+    var tr = el("tr");
+    cells.forEach(function (c) {
+      var td = el("td");
+      if (c instanceof Node) { td.appendChild(c); } else { td.textContent = String(c); }
+      tr.appendChild(td);
+    });
+    return tr;
+  }
+  var excluded = T.filter(function (t) { return t[STATUS] !== "classified"; });
+  lazyTable("excluded-table", "excluded-more", "excluded-empty", excluded, function (t) {
+    var reason = t[REASON];
+    if (t[FLAGS].length) { reason = (reason ? reason + " " : "") + "[" + t[FLAGS].join(", ") + "]"; }
+    return row([el("span", "status " + t[STATUS], t[STATUS]), el("span", "mono", t[PATH]), t[ARM], reason]);
+  });
+  lazyTable("ignored-table", "ignored-more", "ignored-empty", DATA.ignored, function (i) {
+    return row([el("span", "mono", i[0]), i[1]]);
+  });
+  if (DATA.not_run.length) {
+    $("not-run-box").hidden = false;
+    lazyTable("not-run-table", "not-run-more", null, DATA.not_run, function (i) {
+      return row([el("span", "mono", i[0]), i[1]]);
+    });
+  }
+
+  update();
+  document.body.setAttribute("data-ready", "true");
+})();

@@ -1,0 +1,225 @@
+"""The HTML report in a real browser: headless Chromium driven by selenium.
+
+Needs selenium (``pip install selenium``) and Chromium with its driver (Debian:
+``apt-get install chromium chromium-driver``); every test is skipped, with the
+reason, when one is missing. Each xdist worker starts its own browser (the
+driver is module-scoped), and each test writes its page under its own tmp_path,
+so the tests run safely under ``-n 2``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_html import EXAMPLE, HOSTILE_GROUP, IMG_Q, SCRIPT_Q, hostile_campaign, run_plugin
+
+from pytest_explore_suff.buckets import KEYS
+from pytest_explore_suff.html import write_html_atomic
+
+
+def _browser() -> tuple[str | None, str | None]:
+    binary = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+    return binary, shutil.which("chromedriver")
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        pytest.skip("browser tests need selenium: pip install selenium")
+    binary, chromedriver = _browser()
+    if binary is None or chromedriver is None:
+        pytest.skip("browser tests need Chromium and chromedriver: apt-get install chromium chromium-driver")
+    opts = webdriver.ChromeOptions()
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--force-device-scale-factor=1",
+        "--window-size=1280,1000",
+    ):
+        opts.add_argument(arg)
+    opts.binary_location = binary
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    try:
+        d = webdriver.Chrome(options=opts, service=Service(chromedriver))
+    except Exception as exc:  # a browser that cannot start in this sandbox
+        pytest.skip(f"headless Chromium did not start: {str(exc).splitlines()[0]}")
+    yield d
+    d.quit()
+
+
+@pytest.fixture(scope="module")
+def example_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return run_plugin(tmp_path_factory.mktemp("example"), EXAMPLE, "--min-sufficient=0.4")
+
+
+@pytest.fixture(scope="module")
+def hostile_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("hostile")
+    return run_plugin(work, hostile_campaign(work / "camp"), "--min-sufficient=0.5")
+
+
+def load(driver: Any, document: dict[str, Any], path: Path) -> None:
+    write_html_atomic(str(path), document)
+    driver.get_log("browser")  # drop what earlier pages logged
+    driver.get(path.as_uri())
+    assert driver.find_element("css selector", "body").get_attribute("data-ready") == "true"
+
+
+def severe(driver: Any) -> list[dict[str, Any]]:
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def select(driver: Any, element_id: str, value: str) -> None:
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", element_id)).select_by_value(value)
+
+
+def set_misses(driver: Any, on: bool) -> None:
+    box = driver.find_element("id", "f-misses")
+    if box.is_selected() != on:
+        box.click()
+
+
+def rows(driver: Any) -> list[Any]:
+    """Every call row the filters match: "show more" is clicked until all are in the DOM."""
+    more = driver.find_element("id", "calls-more")
+    while more.is_displayed():
+        more.click()
+    return driver.find_elements("css selector", "#calls-table tr.call")  # type: ignore[no-any-return]
+
+
+def calls(document: dict[str, Any], **want: str) -> list[dict[str, Any]]:
+    out = []
+    for t in document["transcripts"]:
+        if t["status"] != "classified" or any(t[k] != v for k, v in want.items() if k in ("arm", "group")):
+            continue
+        out += [c for c in t["calls"] if "bucket" not in want or c["bucket"] == want["bucket"]]
+    return out
+
+
+def test_the_page_loads_without_console_errors(
+    driver: Any, example_doc: dict[str, Any], tmp_path: Path
+) -> None:
+    load(driver, example_doc, tmp_path / "report.html")
+    assert severe(driver) == []
+    # The default view: misses only, counted transcripts.
+    expected = [c for c in calls(example_doc) if c["bucket"] != "sufficient"]
+    assert driver.find_element("id", "drill-count").get_attribute("data-calls") == str(len(expected))
+    assert len(rows(driver)) == len(expected)
+    assert all(r.get_attribute("data-bucket") != "sufficient" for r in rows(driver))
+    assert severe(driver) == []
+
+
+def test_the_shares_shown_equal_the_json(driver: Any, example_doc: dict[str, Any], tmp_path: Path) -> None:
+    load(driver, example_doc, tmp_path / "report.html")
+    for arm, agg in example_doc["arms"].items():
+        for key in KEYS:
+            cell = driver.find_element(
+                "css selector", f'td.share-cell[data-arm="{arm}"][data-bucket="{key}"]'
+            )
+            assert float(cell.get_attribute("data-share")) == agg["shares"][key]
+            assert cell.find_element("css selector", ".pct").text == f"{agg['shares'][key]:.0%}"
+        bar = driver.find_element("css selector", f'tr.arm-bar[data-arm="{arm}"]')
+        assert bar.get_attribute("data-answered") == str(agg["answered"])
+        seg = bar.find_element("css selector", 'g.seg[data-bucket="sufficient"] text')
+        assert seg.text == f"{agg['shares']['sufficient']:.0%}"
+
+
+def test_filtering_by_arm_and_bucket_shows_the_right_calls(
+    driver: Any, example_doc: dict[str, Any], tmp_path: Path
+) -> None:
+    load(driver, example_doc, tmp_path / "report.html")
+    set_misses(driver, False)
+    assert len(rows(driver)) == len(calls(example_doc))
+    for arm in example_doc["arms"]:
+        select(driver, "f-arm", arm)
+        assert len(rows(driver)) == len(calls(example_doc, arm=arm))
+        assert {
+            b.get_attribute("data-arm") for b in driver.find_elements("css selector", "tbody.transcript")
+        } == {arm}
+        for i, key in enumerate(KEYS):
+            select(driver, "f-bucket", str(i))
+            shown = rows(driver)
+            assert len(shown) == len(calls(example_doc, arm=arm, bucket=key))
+            assert {r.get_attribute("data-bucket") for r in shown} <= {key}
+        select(driver, "f-bucket", "")
+    # Choosing "sufficient" turns "misses only" off rather than showing nothing.
+    select(driver, "f-arm", "")
+    set_misses(driver, True)
+    select(driver, "f-bucket", str(KEYS.index("sufficient")))
+    assert not driver.find_element("id", "f-misses").is_selected()
+    assert len(rows(driver)) == len(calls(example_doc, bucket="sufficient"))
+    assert severe(driver) == []
+
+
+def test_text_search_and_the_worst_group_button(
+    driver: Any, example_doc: dict[str, Any], tmp_path: Path
+) -> None:
+    load(driver, example_doc, tmp_path / "report.html")
+    set_misses(driver, False)
+    box = driver.find_element("id", "f-text")
+    box.send_keys("narrower")
+    expected = [c for c in calls(example_doc) if "narrower" in c["query"]]
+    driver.implicitly_wait(0)
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, 5).until(
+        lambda d: d.find_element("id", "drill-count").get_attribute("data-calls") == str(len(expected))
+    )
+    assert len(rows(driver)) == len(expected) > 0
+    # "Look here first" lists the misses of the worst group, all arms.
+    worst = driver.find_element("id", "worst").get_attribute("data-group")
+    driver.find_element("css selector", "button.pick-worst").click()
+    misses = [c for c in calls(example_doc, group=worst) if c["bucket"] != "sufficient"]
+    assert len(rows(driver)) == len(misses) > 0
+    groups = {b.get_attribute("data-group") for b in driver.find_elements("css selector", "tbody.transcript")}
+    assert groups == {worst}
+    # A heat-map cell narrows it to one arm.
+    cell = driver.find_element("css selector", f'.heat td.cell[data-group="{worst}"][data-arm="new"]')
+    cell.click()
+    assert len(rows(driver)) == len(
+        [c for c in calls(example_doc, group=worst, arm="new") if c["bucket"] != "sufficient"]
+    )
+
+
+def test_hostile_strings_show_as_text(driver: Any, hostile_doc: dict[str, Any], tmp_path: Path) -> None:
+    from selenium.common.exceptions import NoAlertPresentException
+
+    load(driver, hostile_doc, tmp_path / "hostile.html")
+    select(driver, "f-status", "")
+    set_misses(driver, False)
+    queries = [td.text for td in driver.find_elements("css selector", "#calls-table td.q")]
+    assert SCRIPT_Q in queries and IMG_Q in queries
+    with pytest.raises(NoAlertPresentException):
+        driver.switch_to.alert.text  # noqa: B018
+    assert driver.execute_script("return document.querySelectorAll('img, iframe, object').length") == 0
+    assert driver.execute_script("return document.scripts.length") == 2
+    assert driver.execute_script("return document.querySelectorAll('svg[onload], [onerror]').length") == 0
+    options = [o.text for o in driver.find_elements("css selector", "#f-group option")]
+    assert HOSTILE_GROUP in options
+    assert HOSTILE_GROUP in driver.find_element("css selector", ".heat").text
+    excluded = driver.find_element("id", "excluded-table").text
+    assert (
+        "express/run9/run-headless-with.jsonl" in excluded and "skipped" in excluded and "error" in excluded
+    )
+    assert "notes-<b>.jsonl" in driver.find_element("id", "ignored-table").text
+    assert severe(driver) == []
+
+
+def test_a_screenshot_of_the_report(driver: Any, example_doc: dict[str, Any], tmp_path: Path) -> None:
+    load(driver, example_doc, tmp_path / "report.html")
+    out = tmp_path / "report.png"
+    assert driver.save_screenshot(str(out))
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    (tmp_path / "report.json").write_text(json.dumps(example_doc))
