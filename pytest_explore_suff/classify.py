@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 from .buckets import zero_counts
-from .events import DELEGATION_TOOLS, READ_TOOLS, SEARCH_TOOLS, Action, Collector, ToolSpec
+from .events import DELEGATION_TOOLS, END_OF_RUN, READ_TOOLS, SEARCH_TOOLS, Action, Collector, ToolSpec
 from .shell import Intent, bash_intent
 
 TRANSPARENT_TOOLS = frozenset({"ToolSearch", "TodoWrite"})
@@ -250,6 +250,8 @@ def _judge(
     explore = actions[i]
     concurrent = 0
     for action in actions[i + 1 :]:
+        if action.name == END_OF_RUN:
+            break  # the next run in the same file is another session: this one ended here
         if action.message == explore.message:
             # Issued before the response existed: not a reaction.
             if _is_file_access(action):

@@ -18,6 +18,8 @@ DELEGATION_TOOLS = frozenset({"Agent", "Task"})
 READ_TOOLS = frozenset({"Read", "NotebookRead"})
 SEARCH_TOOLS = frozenset({"Grep", "Glob"})
 RACE_MARKER = "No such tool available"
+#: Not a tool: where one of several runs appended to one file ends (see `Collector.end_run`).
+END_OF_RUN = "\x00end of run"
 #: D8: where the judged tool's query is, when it is not codegraph's and has no ``query``.
 QUERY_FALLBACKS = ("task", "symbol", "question", "topic", "pattern", "libraryName")
 
@@ -153,7 +155,8 @@ class Collector:
     skipped_results: int = 0
     #: tool calls by kind, for the per-arm figures (explore, Read, Grep/Glob, Bash, other)
     tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOOL_KINDS, 0))
-    _seen_tool_ids: set[str] = field(default_factory=set)
+    #: every tool_use id seen, with its place in stream order (D5, and "earliest" in D7)
+    seen_tool_ids: dict[str, int] = field(default_factory=dict)
     _anon: int = 0
 
     def tool_use(self, thread: str, message: Any, block: dict[str, Any]) -> None:
@@ -164,9 +167,9 @@ class Collector:
         if not isinstance(tid, str) or not tid:
             self._anon += 1
             tid = f"#anon-{self._anon}"
-        elif tid in self._seen_tool_ids:  # D5: a replayed line is the same action
+        elif tid in self.seen_tool_ids:  # D5: a replayed line is the same action
             return
-        self._seen_tool_ids.add(tid)
+        self.seen_tool_ids[tid] = len(self.seen_tool_ids)
         if not isinstance(message, str) or not message:
             # No message id: the block is a message of its own.
             message = f"#msg-{tid}"
@@ -239,6 +242,14 @@ class Collector:
             agent = data.get("agentId")
             if isinstance(agent, str) and agent:
                 self.progress_links.setdefault(agent, parent)
+
+    def end_run(self) -> None:
+        """Mark, in the main thread, the end of one of several runs appended to one file:
+        an explore before it was the run's last act, not answered by the next run."""
+        actions = self.threads.setdefault("main", [])
+        if actions and actions[-1].name != END_OF_RUN:
+            marker = f"#end-{len(actions)}"
+            actions.append(Action("main", marker, marker, END_OF_RUN, ""))
 
     def run_summary(self, event: dict[str, Any]) -> None:
         """Keep the figures of a ``result`` event (turns, duration, cost).

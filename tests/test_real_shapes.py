@@ -407,6 +407,28 @@ def test_headless_runs_appended_to_one_file_are_one_transcript_keeping_every_run
     assert collector.warnings == []
 
 
+def test_an_explore_that_ends_one_appended_run_is_not_judged_by_the_next_run(tmp_path):
+    first = Run("run-one")
+    first.step(first.explore("last act of run one"), response(["lib/a.js"]))
+    first.finish()
+    second = Run("run-two")  # a new session: its first act answers nothing of run one
+    second.step(second.use("Read", file_path="lib/a.js"))
+    second.finish()
+    (tmp_path / "run-loop.jsonl").write_text("\n".join(first.lines() + second.lines()) + "\n")
+    verdict, _ = judge_dir(tmp_path)
+    assert [(c.bucket, c.next) for c in verdict.calls] == [("sufficient", "(final answer)")]
+
+
+def test_a_second_init_of_the_same_session_does_not_end_the_run(tmp_path):
+    run = Run("same")
+    run.step(run.explore("q"), response(["lib/a.js"]))
+    run.events.append(dict(run.events[0]))  # a resumed segment re-announces the same session
+    run.step(run.use("Read", file_path="lib/a.js"))
+    (tmp_path / "run-loop.jsonl").write_text("\n".join(run.lines()) + "\n")
+    verdict, _ = judge_dir(tmp_path)
+    assert [c.bucket for c in verdict.calls] == ["read_returned"]
+
+
 # --- end to end, through the plugin ------------------------------------------------------------
 
 

@@ -109,7 +109,13 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             root = root_of.get(parent) if isinstance(parent, str) else None
             if root is None:
                 root = uuid if isinstance(uuid, str) else f"#{len(inline)}"
-                inline[root] = _Subagent(f"sidechain-{root}", f"inline sidechain {root}", inline=True)
+                agent = event.get("agentId")  # later inline sidechains name their agent too
+                inline[root] = _Subagent(
+                    f"sidechain-{root}",
+                    f"inline sidechain {root}",
+                    agent_id=agent if isinstance(agent, str) else None,
+                    inline=True,
+                )
             if isinstance(uuid, str):
                 root_of[uuid] = root
             sub = inline[root]
@@ -158,14 +164,21 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
 def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagent]) -> None:
     """D7: give every subagent thread the id of the Task/Agent call that spawned it."""
     known = {a.id for actions in collector.threads.values() for a in actions}
-    delegations = [a for actions in collector.threads.values() for a in actions if a.name in DELEGATION_TOOLS]
+    # In stream order, across threads: "the earliest not yet linked" call.
+    delegations = sorted(
+        (a for actions in collector.threads.values() for a in actions if a.name in DELEGATION_TOOLS),
+        key=lambda a: collector.seen_tool_ids[a.id],
+    )
     linked: set[str] = set()
     # A call that a tool result or a progress line gives to some agent was that
     # agent's spawn, even when its file is missing: no prompt match may take it.
     claimed = {*collector.agent_links.values(), *collector.progress_links.values()}
 
+    attached: set[str] = set()  # the provisional thread keys of linked subagents
+
     def attach(sub: _Subagent, tool_use_id: str) -> None:
         linked.add(tool_use_id)
+        attached.add(sub.thread)
         collector.rename_thread(sub.thread, tool_use_id)
 
     def unlinked(sub: _Subagent) -> None:
@@ -199,8 +212,8 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
 
     pending: list[_Subagent] = []
     for sub in live:
-        if sub.inline:
-            continue
+        if sub.inline and sub.agent_id is None:
+            continue  # an inline sidechain that names no agent: by prompt, then by order (below)
         agent = sub.agent_id or ""
         if agent.startswith(ASIDE):
             continue  # a side question: no call spawned it, so none is looked for
@@ -208,7 +221,7 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
         via = next((t for t in ways if t in known), None)
         if via is not None:
             attach(sub, via)
-        else:
+        elif not sub.inline:
             pending.append(sub)
     # By prompt: an interrupted call has no result, and real meta sidecars
     # often no toolUseId. Calls that share a prompt go by the meta's
@@ -227,7 +240,7 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
     # Inline sidechains carry no ids: by prompt, then the n-th unmatched
     # sidechain to the n-th unmatched call.
     rest = []
-    for sub in (s for s in live if s.inline):
+    for sub in (s for s in live if s.inline and s.thread not in attached):
         if (match := by_prompt(sub)) is not None:
             attach(sub, match.id)
         else:

@@ -7,6 +7,14 @@ from collections.abc import Sequence
 from ..events import Collector
 from .base import events
 
+_HEAD = 200
+
+
+def _init(line: bytes) -> bool:
+    """A ``system``/``init`` line, which the fast path would skip: it starts a run."""
+    head = line[:_HEAD]
+    return b'"init"' in head and b'"system"' in head
+
 
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
     """Feed the turn files of one run, in turn order, to ``collector``.
@@ -15,9 +23,20 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     names the Task/Agent call that spawned them, and that id is their thread.
     """
     for path in files:
-        for event in events(path, collector, decode_all=decode_all):
-            if event.get("type") == "result":
+        session = None  # the session of this file's current run
+        for event in events(path, collector, decode_all=decode_all, also=_init):
+            kind = event.get("type")
+            if kind == "result":
                 collector.run_summary(event)
+                continue
+            if kind == "system" and event.get("subtype") == "init":
+                # Loop scripts append whole runs to one file, each with its own
+                # session: a new one ends the run before it. (Turn files of a
+                # resumed run are separate files, and concatenated as one run.)
+                sid = event.get("session_id")
+                if session is not None and sid != session:
+                    collector.end_run()
+                session = sid
                 continue
             parent = event.get("parent_tool_use_id")
             collector.event(event, parent if isinstance(parent, str) and parent else "main")
