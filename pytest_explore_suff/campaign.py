@@ -12,11 +12,15 @@ import dataclasses
 import os
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from .jsonl import Undecodable, decode
+from .readers import AGENTS
 from .readers.base import SESSION_LOG_TYPES, looks_like_event
+from .readers.codex import looks_like_rollout
+from .readers.gemini import looks_like_session
 from .sources import (
     MEMBER_ERRORS,
     ArchiveError,
@@ -37,6 +41,13 @@ SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".hg", ".
 _SNIFF_LINES = 8
 UNREADABLE = "unreadable"
 _SNIFF_LINE_BYTES = 1 << 20
+#: A JSON document (Gemini CLI) is told by its first bytes: it may be pretty-printed.
+_SNIFF_DOCUMENT_BYTES = 1 << 13
+_SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"')
+_SESSION_KEYS = re.compile(rb'"(?:messages|projectHash)"\s*:')
+_CHECKPOINT = re.compile(rb'\[\s*\{\s*"(?:role|parts)"\s*:')
+#: Gemini CLI writes the user's prompts beside its sessions: not a transcript.
+PROMPT_LOG = "logs.json"
 
 
 @dataclass(frozen=True)
@@ -44,7 +55,7 @@ class Transcript:
     """One transcript: its files (main first) and what the campaign layout says of it."""
 
     path: str  # relative to the campaign root, "/" separators
-    kind: str  # "stream-json" | "interactive"
+    kind: str  # "stream-json" | "interactive" | "codex" | "gemini"
     files: tuple[str, ...]  # what the opener takes: absolute paths, or archive member names
     arm: str
     group: str
@@ -52,6 +63,7 @@ class Transcript:
     notes: tuple[str, ...] = ()
     rel_files: tuple[str, ...] = ()  # the same files, relative to the campaign root
     archive: str | None = None  # the archive the files are members of
+    agent: str = "claude"  # "claude" | "codex" | "gemini", or what --explore-suff-pattern names
 
 
 @dataclass
@@ -64,6 +76,8 @@ class Campaign:
 def sniff(path: str, open_file: Opener = open_path) -> tuple[str | None, dict[str, Any] | None]:
     """(kind, first event) from a file's first lines; kind None when no event is there,
     `UNREADABLE` when the file cannot be read (reading it as an item will say why)."""
+    if logical_name(path).endswith(".json"):
+        return sniff_document(path, open_file), None
     try:
         with open_file(path) as fh:
             for _ in range(_SNIFF_LINES):
@@ -77,11 +91,34 @@ def sniff(path: str, open_file: Opener = open_path) -> tuple[str | None, dict[st
                     obj = decode(line)
                 except Undecodable:
                     continue
-                if isinstance(obj, dict) and looks_like_event(obj):
+                if not isinstance(obj, dict):
+                    continue
+                if looks_like_event(obj):
                     return kind_of(obj), obj
+                if looks_like_rollout(obj):
+                    return "codex", obj
+                if looks_like_session(obj) or isinstance(obj.get("$set"), dict):
+                    return "gemini", obj
     except (OSError, ArchiveError, *MEMBER_ERRORS):
         return UNREADABLE, None
     return None, None
+
+
+def sniff_document(path: str, open_file: Opener = open_path) -> str | None:
+    """``"gemini"`` when a ``.json`` file's first bytes are a Gemini CLI session document
+    (``{"sessionId": ..., "projectHash"/"messages": ...}``) or checkpoint (a list of
+    ``{role, parts}``); None otherwise; `UNREADABLE` when it cannot be read."""
+    try:
+        with open_file(path) as fh:
+            head = fh.read(_SNIFF_DOCUMENT_BYTES)
+    except (OSError, ArchiveError, *MEMBER_ERRORS):
+        return UNREADABLE
+    head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:1] == b"{" and _SESSION_ID.search(head) and _SESSION_KEYS.search(head):
+        return "gemini"
+    if _CHECKPOINT.match(head) and b'"parts"' in head:
+        return "gemini"
+    return None
 
 
 def kind_of(event: dict[str, Any]) -> str:
@@ -101,8 +138,8 @@ def shown(rel: str) -> str:
 
 
 def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
-    """Every ``*.jsonl`` regular file under root, relative, sorted. Symlinks are
-    followed only while they stay inside the campaign, and only to a file not
+    """Every ``*.jsonl`` and ``*.json`` (not ``*.meta.json``) regular file under root,
+    relative, sorted. Symlinks are followed only while they stay inside the campaign, and only to a file not
     collected already (no transcript counted twice); directory symlinks never
     (no loops)."""
     real_root = os.path.realpath(root)
@@ -196,9 +233,13 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         ignored.extend(source.ignored)
         listed = list(source.files)  # archive order: reading in it never seeks back
         open_file: Opener = source.head
+        has_sidecar: Callable[[str], bool] = source.sidecars.__contains__
     else:
         listed = _walk(root, ignored)
         open_file = open_path
+
+        def has_sidecar(rel: str) -> bool:
+            return os.path.isfile(os.path.join(root, rel))
 
     def locate(rel: str) -> str:
         return rel if archive is not None else os.path.join(root, rel)
@@ -226,7 +267,7 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
     for rel in actual:
         parts = rel.split("/")
         name = parts[-1]
-        if name.startswith("agent-"):
+        if name.startswith("agent-") and name.endswith(".jsonl"):
             if name.startswith("agent-acompact"):
                 ignored.append({"path": actual[rel], "reason": "compaction artifact (agent-acompact*)"})
             elif "subagents" in parts[:-1]:
@@ -270,18 +311,23 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         kind, _ = sniff_rel(rel)
         name = rel.rsplit("/", 1)[-1]
         if kind is None:
-            if not RUN_NAME.match(name) and not name.startswith("agent-"):
-                ignored.append(
-                    {"path": actual[rel], "reason": "not a transcript (no agent events in its first lines)"}
-                )
+            if not RUN_NAME.match(name) and not (name.startswith("agent-") and name.endswith(".jsonl")):
+                if name == PROMPT_LOG:
+                    reason = "Gemini CLI prompt log (logs.json: the user's prompts only), not a transcript"
+                elif name.endswith(".json"):
+                    reason = "not a transcript (a JSON document that is not a Gemini CLI session)"
+                else:
+                    reason = "not a transcript (no agent events in its first lines)"
+                ignored.append({"path": actual[rel], "reason": reason})
                 for extra in [r for _, r in turns.get(rel, [])] + subagents.get(rel, []):
                     reason = "belongs to a file that is not a transcript"
                     ignored.append({"path": actual[extra], "reason": reason})
                 continue
             kind = "stream-json"  # named like one: reading it will say what is wrong
         elif kind == UNREADABLE:
-            kind = "stream-json"  # a damaged file or member: its item fails with the reason
-        if name.startswith("agent-"):
+            # a damaged file or member: its item fails with the reason
+            kind = "gemini" if name.endswith(".json") else "stream-json"
+        if name.startswith("agent-") and name.endswith(".jsonl"):
             notes[rel].append("subagent file with no parent session in the campaign; judged alone")
             kind = "interactive"
         turn_files = [r for _, r in sorted(turns.get(rel, []))]
@@ -289,16 +335,24 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         arm, group, run = _layout(rel)
         if kind == "interactive" and arm == "default":
             arm = "interactive"  # a session log names no arm; keep it apart from A/B arms
+        agent = AGENTS.get(kind, "claude")
         shown_path = actual[rel]
+        found: dict[str, str | None] = {}
         if pattern is not None and (m := pattern.search(shown_path)):
             found = m.groupdict()
+            agent = found.get("agent") or agent
+        if kind in ("codex", "gemini") and not RUN_NAME.match(name):
+            arm = agent  # Codex and Gemini sessions name no arm: the agent is one
+        if found:
             arm = found.get("arm") or arm
             group = found.get("group") or group
             run = found.get("run") or run
         rels = tuple(actual[f] for f in (rel, *turn_files, *subs))
+        # The report names every file a transcript was read from, sidecars included.
+        metas = tuple(meta for f in subs if has_sidecar(meta := f[: -len(".jsonl")] + ".meta.json"))
         campaign.transcripts.append(
             Transcript(shown_path, kind, tuple(locate(f) for f in rels), arm, group, run,
-                       tuple(notes.get(rel, ())), rels, archive)
+                       tuple(notes.get(rel, ())), rels + metas, archive, agent)
         )  # fmt: skip
     if archive is not None:  # items in archive order: a .tar.gz is then read front to back
         campaign.transcripts.sort(key=lambda t: order[logical_name(t.path)])

@@ -6,12 +6,19 @@ from collections.abc import Sequence
 
 from ..events import Collector, ToolSpec
 from ..sources import Opener, open_path
-from . import interactive, streamjson
+from . import codex, gemini, interactive, streamjson
 from .base import NotATranscript, TranscriptError, Unreadable
 
-__all__ = ["READERS", "NotATranscript", "TranscriptError", "Unreadable", "load"]
+__all__ = ["AGENTS", "READERS", "NotATranscript", "TranscriptError", "Unreadable", "load"]
 
-READERS = {"stream-json": streamjson.read, "interactive": interactive.read}
+READERS = {
+    "stream-json": streamjson.read,
+    "interactive": interactive.read,
+    "codex": codex.read,
+    "gemini": gemini.read,
+}
+#: The agent that writes each kind of transcript.
+AGENTS = {"stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini"}
 
 
 def load(kind: str, files: Sequence[str], spec: ToolSpec, open_file: Opener = open_path) -> Collector:

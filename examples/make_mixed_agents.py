@@ -1,0 +1,109 @@
+"""Regenerate the mixed-agent example campaign (``examples/mixed-agents/``).
+
+    python examples/make_mixed_agents.py
+
+The same four questions about one repository, asked of three agents with the
+same MCP server: Claude Code (headless stream-json runs, ``run-claude-<i>.jsonl``),
+OpenAI Codex CLI (rollouts, one of them in the mid-2025 shape) and Google
+Gemini CLI (session documents, one in the newer JSONL form, with the CLI's
+``logs.json`` beside them, which is not a transcript). Each agent's column of
+the summary is its own arm. The event shapes are those of tests/builders.py
+and tests/agent_shapes.py.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "tests"))
+
+from agent_shapes import GeminiSession, Rollout, explore_text  # noqa: E402
+from builders import Run, response  # noqa: E402
+
+OUT = HERE / "mixed-agents"
+T = "/work/t-flask"
+QUESTIONS = [
+    ("how does flask route a request to a view", ["src/flask/app.py", "src/flask/sansio/scaffold.py"]),
+    ("where are blueprints registered", ["src/flask/blueprints.py"]),
+    ("how is the request context pushed", ["src/flask/ctx.py", "src/flask/globals.py"]),
+    ("what does url_for build", ["src/flask/helpers.py"]),
+]
+MISSED = "src/flask/wrappers.py"
+
+
+def claude(i: int, question: str, files: list[str]) -> Run:
+    r = Run(f"claude-{i}")
+    r.step(r.explore(question), response(files, mentioned=[MISSED]))
+    if i == 1:
+        r.step(r.use("Read", file_path=f"{T}/{files[0]}"), "...source...")
+    elif i == 2:
+        r.step(r.explore("blueprint register deferred functions"), response(files))
+        r.step(r.use("Grep", pattern="record_once", path="src"), "src/flask/blueprints.py:88")
+    elif i == 3:
+        r.step(r.use("Read", file_path=f"{T}/{MISSED}"), "...source...")
+    r.finish("Answered.")
+    return r
+
+
+def codex(i: int, question: str, files: list[str]) -> Rollout:
+    c = Rollout("mid-2025" if i == 4 else "current", "shell" if i == 4 else "exec_command")
+    c.user(question)
+    if i == 3:  # a listing issued together with the explore: not a reaction, but concurrent
+        c.step(
+            c.explore(question), c.shell("ls src/flask"), outputs=[explore_text(files, [MISSED]), "app.py"]
+        )
+    else:
+        c.step(c.explore(question), outputs=[explore_text(files, [MISSED])])
+    if i == 1:
+        c.step(c.call("update_plan", plan=[{"step": "read the router", "status": "in_progress"}]))
+        c.step(c.shell(f"sed -n '1,120p' {files[0]}"))
+    elif i == 2:
+        c.step(c.shell("rg -n 'def register' src/flask"))
+    elif i == 3:
+        c.step(c.patch())
+    else:
+        c.step(c.shell(f"nl -ba {MISSED} | sed -n '40,90p'"))
+    c.finish("Answered.")
+    return c
+
+
+def gemini(i: int, question: str, files: list[str]) -> GeminiSession:
+    g = GeminiSession("jsonl" if i == 2 else "session")
+    g.user(question)
+    g.step(g.explore(question), results=[explore_text(files, [MISSED])])
+    if i == 1:
+        g.step(g.call("read_file", file_path=f"{T}/{files[0]}"))
+    elif i == 2:
+        g.step(g.explore("blueprint register deferred functions"), results=[explore_text(files)])
+        g.step(g.call("grep_search", pattern="record_once"))
+    elif i == 3:
+        g.step(g.call("read_many_files", paths=[files[1], MISSED]))
+    g.finish("Answered.")
+    return g
+
+
+def main() -> None:
+    shutil.rmtree(OUT, ignore_errors=True)
+    for i, (question, files) in enumerate(QUESTIONS, 1):
+        claude(i, question, files).write(OUT / "claude" / f"run-claude-{i}.jsonl")
+        day = "2025/07/01" if i == 4 else "2026/03/01"
+        stamp = f"{day.replace('/', '-')}T10-0{i}-00"
+        codex(i, question, files).write(
+            OUT / "codex" / "sessions" / day / f"rollout-{stamp}-0199a1b{i}.jsonl"
+        )
+        g = gemini(i, question, files)
+        g.write(
+            OUT / "gemini" / "tmp" / "ab12" / "chats" / f"session-2026-03-01T10-0{i}-5c1d000{i}{g.suffix()}"
+        )
+    prompts = (
+        '[{"sessionId": "5c1d0001", "messageId": 0, "type": "user", "message": "how does flask route"}]\n'
+    )
+    (OUT / "gemini" / "tmp" / "ab12" / "logs.json").write_text(prompts, encoding="utf-8")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

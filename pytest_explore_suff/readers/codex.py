@@ -1,0 +1,393 @@
+"""OpenAI Codex CLI rollouts (``~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl``).
+
+Two shapes, both one JSON object per line:
+
+- current: ``{"timestamp", "type", "payload"}`` lines, ``type`` one of
+  ``session_meta``, ``turn_context``, ``response_item``, ``event_msg``,
+  ``compacted``; the tool calls are ``response_item`` payloads;
+- mid-2025: a first line ``{"id", "timestamp", "instructions"}``, then bare
+  items (``{"type": "function_call", ...}``) and ``{"record_type": "state"}``
+  lines.
+
+The reader maps Codex's tools onto the contract's notions (see
+``docs/rules.md``, "Codex CLI and Gemini CLI"): the shell tools become
+``Bash`` actions with the script as their command, ``update_plan`` becomes
+``TodoWrite`` (bookkeeping), MCP tools keep their names (the judged tool and
+its family are found by name, as for Claude Code). The classifier is the
+same for every agent.
+
+**Same message.** Codex writes each call as its own item. Every call of one
+model response comes before the first output of any of them, so consecutive
+model-side items (reasoning, assistant text, calls) with no tool output or
+user message between them share a message id: calls issued together with the
+explore are not reactions to it.
+
+``event_msg`` lines mirror the response items for the UI; they are never
+actions (no call counts twice). Only ``token_count`` is read, for the tokens
+figure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from ..events import RACE_MARKER, Collector
+from ..jsonl import Undecodable, decode
+from ..sources import ArchiveError
+from .base import Unreadable, _why
+
+#: ``type`` of a current-shape line.
+LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
+#: ``type`` of a response item (the payload of a current line, or a bare old line).
+ITEM_TYPES = frozenset(
+    {
+        "message", "reasoning", "function_call", "function_call_output", "custom_tool_call",
+        "custom_tool_call_output", "local_shell_call", "web_search_call", "tool_search_call",
+        "tool_search_output", "ghost_snapshot", "compaction",
+    }
+)  # fmt: skip
+#: The shell tools, by the Codex version that named them (``container.exec``: the first releases).
+SHELL_TOOLS = frozenset({"shell", "shell_command", "exec_command", "container.exec", "local_shell"})
+#: Codex's own names for the contract's notions; every other name is kept as it is.
+NOTIONS = {"update_plan": "TodoWrite", "tool_search": "ToolSearch"}
+#: Subagent tools (0.104+). Their subagents' calls are not linked: "other".
+DELEGATION = frozenset({"spawn_agent"})
+_MODEL_SIDE = frozenset(
+    {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
+     "tool_search_call"}
+)  # fmt: skip
+_OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output", "tool_search_output"})
+_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+_HEAD = 512
+_OUTPUT_TYPE = re.compile(rb'"type"\s*:\s*"(?:custom_tool_call_output|function_call_output)"')
+_CALL_ID = re.compile(rb'"call_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
+_TOKEN_COUNT = b'"token_count"'
+_EVENT_MSG = re.compile(rb'"type"\s*:\s*"event_msg"')
+
+
+def looks_like_rollout(obj: dict[str, Any]) -> bool:
+    """A line of a Codex rollout, in either shape (not a look-alike record of some data file)."""
+    kind = obj.get("type")
+    if isinstance(kind, str) and kind in LINE_TYPES:
+        return isinstance(obj.get("payload"), dict) and "timestamp" in obj
+    if kind is None:
+        if obj.get("record_type") == "state":
+            return True
+        return "instructions" in obj and "id" in obj and "timestamp" in obj  # the mid-2025 first line
+    if isinstance(kind, str) and kind in ("function_call", "local_shell_call", "custom_tool_call"):
+        return "call_id" in obj or ("id" in obj and "status" in obj)
+    return False
+
+
+def json_lines(
+    path: str,
+    collector: Collector,
+    recognize: Callable[[dict[str, Any]], bool],
+    skip: Callable[[bytes], bool] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """The decoded JSON objects of one file, line by line, for the other agents' readers.
+
+    Lines are counted on ``collector``; a line that does not decode (or is not
+    an object) is corrupt, unless it is the last one and has no newline (a run
+    killed mid-write: a note). Until ``recognize`` accepts a line the file is
+    not proved to be a transcript, and nothing is yielded. ``skip``: a cheap
+    byte test for lines that cannot change a verdict (still checked for being
+    object-shaped).
+    """
+    try:
+        stream = collector.open_file(path)
+    except (OSError, ArchiveError) as exc:
+        raise Unreadable(f"cannot open {os.path.basename(path)}: {_why(exc)}") from None
+    corrupt_at: list[int] = []
+    pending: tuple[int, bool] | None = None
+    with stream:
+        try:
+            for number, raw in enumerate(stream, 1):
+                line = raw.strip()
+                if not line:
+                    continue
+                collector.lines += 1
+                if pending is not None:
+                    corrupt_at.append(pending[0])
+                    pending = None
+                has_newline = raw[-1:] == b"\n"
+                if collector.recognized and skip is not None and skip(line):
+                    if line[:1] != b"{" or line[-1:] != b"}":
+                        pending = (number, has_newline)
+                    continue
+                try:
+                    obj = decode(line)
+                except Undecodable:
+                    pending = (number, has_newline)
+                    continue
+                if not isinstance(obj, dict):
+                    corrupt_at.append(number)
+                    continue
+                if not collector.recognized:
+                    if not recognize(obj):
+                        continue
+                    collector.recognized = True
+                yield obj
+        except (OSError, EOFError, zlib.error) as exc:
+            raise Unreadable(f"cannot read {os.path.basename(path)}: {_why(exc)}") from None
+    name = os.path.basename(path)
+    if pending is not None:
+        if pending[1]:
+            corrupt_at.append(pending[0])
+        else:
+            collector.warnings.append(f"{name}: last line {pending[0]} is cut short (run killed mid-write?)")
+    if corrupt_at:
+        collector.corrupt += len(corrupt_at)
+        shown = ", ".join(map(str, corrupt_at[:5])) + (", ..." if len(corrupt_at) > 5 else "")
+        collector.warnings.append(f"{name}: {len(corrupt_at)} corrupt line(s) skipped (line {shown})")
+
+
+def script_of(command: Any) -> str:
+    """The shell script a Codex shell call runs.
+
+    An argv list: the script after ``-c`` (``-lc``, ``-ic``) of a shell, or
+    after ``-Command`` of PowerShell; any other argv is joined with shell
+    quoting. A string is the script itself.
+    """
+    if isinstance(command, str):
+        return command
+    if not isinstance(command, list) or not all(isinstance(w, str) for w in command):
+        return ""
+    argv: list[str] = command
+    if argv:
+        program = argv[0].replace("\\", "/").rsplit("/", 1)[-1].lower()
+        for i, word in enumerate(argv[1:-1], 1):
+            if program in _SHELLS and re.fullmatch(r"-[a-z]*c", word):
+                return argv[i + 1]
+            if program.startswith(("powershell", "pwsh")) and word.lower() in ("-command", "-c"):
+                return " ".join(argv[i + 1 :])
+    return shlex.join(argv)
+
+
+def _arguments(raw: Any) -> Any:
+    """A function_call's ``arguments``: a JSON string, decoded (an object given as is)."""
+    if isinstance(raw, str):
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError):
+            return {}
+    return raw
+
+
+def output_of(raw: Any) -> tuple[str, bool]:
+    """(text, is_error) of a ``function_call_output``/``custom_tool_call_output`` payload.
+
+    ``output`` is plain text, a JSON string ``{"output", "metadata":
+    {"exit_code"}}`` (shell tools; a non-zero exit code is an error), a JSON
+    string of an MCP result ``{"content": [...], "isError"}``, or a list of
+    content items. ``success: false`` on the payload, and a text starting
+    ``err: `` (Codex's words for an MCP call that failed before the server
+    answered) are errors too.
+    """
+    if not isinstance(raw, dict):
+        return "", True
+    out = raw.get("output")
+    error = raw.get("success") is False
+    if isinstance(out, dict):
+        return _decoded_output(out, error)
+    if isinstance(out, list):
+        return _joined(out), error
+    if not isinstance(out, str):
+        return "", error
+    text = out
+    stripped = out.lstrip()
+    if stripped.startswith("{") and ('"output"' in out or '"content"' in out):
+        try:
+            decoded = json.loads(out)
+        except (ValueError, RecursionError):
+            decoded = None
+        if isinstance(decoded, dict):
+            return _decoded_output(decoded, error)
+    return text, error or text.startswith("err: ")
+
+
+def _decoded_output(data: dict[str, Any], error: bool) -> tuple[str, bool]:
+    meta = data.get("metadata")
+    if isinstance(meta, dict):
+        code = meta.get("exit_code")
+        error = error or (isinstance(code, int) and not isinstance(code, bool) and code != 0)
+    error = error or data.get("isError") is True or data.get("is_error") is True
+    for key in ("output", "content"):
+        value = data.get(key)
+        if isinstance(value, str):
+            return value, error
+        if isinstance(value, list):
+            return _joined(value), error
+    return json.dumps(data, ensure_ascii=False), error
+
+
+def _joined(items: list[Any]) -> str:
+    return "\n".join(str(b["text"]) for b in items if isinstance(b, dict) and isinstance(b.get("text"), str))
+
+
+def timestamp_ms(value: Any) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000
+    except ValueError:
+        return None
+
+
+class _Rollout:
+    """The state of reading one rollout: message grouping, results wanted, figures."""
+
+    def __init__(self, collector: Collector) -> None:
+        self.c = collector
+        self.response = 0  # model responses so far
+        self.in_response = False  # the last item was model-side
+        self.tokens: int | None = None
+        self.first_ms: float | None = None
+        self.last_ms: float | None = None
+        self.delegations: set[str] = set()
+        #: ids whose output can matter: explore, codegraph CLI runs, family calls (race)
+        self.wanted: set[bytes] = set()
+
+    def message_id(self) -> str:
+        if not self.in_response:
+            self.response += 1
+            self.in_response = True
+        return f"#codex-response-{self.response}"
+
+    def boundary(self) -> None:
+        self.in_response = False
+
+    def skip(self, line: bytes) -> bool:
+        """Bulky lines that cannot change a verdict: outputs nobody waits for, UI events."""
+        head = line[:_HEAD]
+        if _OUTPUT_TYPE.search(head):
+            if RACE_MARKER.encode() in line:
+                return False
+            m = _CALL_ID.search(line)
+            if m is None or m.group(1) in self.wanted:
+                return False
+            # Still a boundary between model responses.
+            self.boundary()
+            self.c.skipped_results += 1
+            return True
+        return _EVENT_MSG.search(head) is not None and _TOKEN_COUNT not in head
+
+    def call(self, call_id: Any, name: str, data: Any) -> None:
+        """One tool call, mapped onto the contract's notions."""
+        msg = self.message_id()
+        tid = call_id if isinstance(call_id, str) and call_id else None
+        spec = self.c.spec
+        if spec.explore in name or spec.family in name:
+            kind, block_input = name, data if isinstance(data, dict) else {}
+        elif name in SHELL_TOOLS:
+            d = data if isinstance(data, dict) else {}
+            command = d.get("cmd") if name == "exec_command" else d.get("command")
+            if command is None:
+                command = d.get("command", d.get("cmd"))
+            kind, block_input = "Bash", {"command": script_of(command)}
+        else:
+            kind = NOTIONS.get(name, name)
+            block_input = data if isinstance(data, dict) else {}
+            if name in DELEGATION:
+                self.delegations.add(name)
+        before = len(self.c.wanted), len(self.c.family_ids)
+        self.c.tool_use("main", msg, {"id": tid, "name": kind, "input": block_input})
+        if (len(self.c.wanted), len(self.c.family_ids)) != before and tid is not None:
+            self.wanted.add(tid.encode())
+
+    def output(self, payload: dict[str, Any]) -> None:
+        self.boundary()
+        call_id = payload.get("call_id")
+        if not isinstance(call_id, str):
+            return
+        text, error = output_of(payload)
+        self.c.tool_result({"tool_use_id": call_id, "content": text, "is_error": error})
+
+    def item(self, item: dict[str, Any]) -> None:
+        kind = item.get("type")
+        if kind == "function_call":
+            name = item.get("name")
+            if isinstance(name, str):
+                self.call(item.get("call_id"), name, _arguments(item.get("arguments")))
+        elif kind == "custom_tool_call":
+            name = item.get("name")
+            if isinstance(name, str):
+                self.call(item.get("call_id"), name, {"input": item.get("input")})
+        elif kind == "local_shell_call":
+            action = item.get("action")
+            command = action.get("command") if isinstance(action, dict) else None
+            self.call(item.get("call_id") or item.get("id"), "local_shell", {"command": command})
+        elif kind == "web_search_call":
+            self.call(item.get("id"), "web_search", item.get("action"))
+        elif kind == "tool_search_call":
+            self.call(item.get("call_id") or item.get("id"), "tool_search", {})
+        elif kind in _OUTPUTS:
+            self.output(item)
+        elif kind == "message":
+            if item.get("role") == "assistant":
+                self.message_id()  # text of the model's response: the calls after it share its id
+            else:
+                self.boundary()  # a user or developer message starts a new exchange
+        elif kind in _MODEL_SIDE:
+            self.message_id()
+
+    def event(self, payload: dict[str, Any]) -> None:
+        if payload.get("type") != "token_count":
+            return
+        info = payload.get("info")
+        usage = info.get("total_token_usage") if isinstance(info, dict) else None
+        total = usage.get("total_tokens") if isinstance(usage, dict) else None
+        if isinstance(total, int) and not isinstance(total, bool):
+            self.tokens = max(total, self.tokens or 0)
+
+    def stamp(self, obj: dict[str, Any]) -> None:
+        ms = timestamp_ms(obj.get("timestamp"))
+        if ms is not None:
+            self.first_ms = ms if self.first_ms is None else min(self.first_ms, ms)
+            self.last_ms = ms if self.last_ms is None else max(self.last_ms, ms)
+
+
+def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
+    """Feed a Codex rollout to ``collector`` (one file; a transcript is one rollout)."""
+    state = _Rollout(collector)
+    for path in files:
+        for obj in json_lines(path, collector, looks_like_rollout, None if decode_all else state.skip):
+            state.stamp(obj)
+            kind = obj.get("type")
+            payload = obj.get("payload")
+            if kind in LINE_TYPES:
+                if not isinstance(payload, dict):
+                    continue
+                if kind == "response_item":
+                    state.item(payload)
+                elif kind == "event_msg":
+                    state.event(payload)
+                else:  # session_meta, turn_context, compacted: a new exchange
+                    state.boundary()
+            elif isinstance(kind, str) and kind in ITEM_TYPES:
+                state.item(obj)  # the mid-2025 shape: bare items
+    for name in sorted(state.delegations):
+        collector.warnings.append(
+            f"{name}: the subagent's own calls are not linked in Codex rollouts; "
+            "the call counts as an other action"
+        )
+    duration = None
+    if state.first_ms is not None and state.last_ms is not None:
+        duration = round(state.last_ms - state.first_ms)
+    collector.runs.append(
+        {
+            "subtype": None,
+            "is_error": None,
+            "num_turns": state.response,
+            "duration_ms": duration,
+            "total_cost_usd": None,
+            "tokens": state.tokens,
+        }
+    )

@@ -1,0 +1,275 @@
+"""Builders that emit the session-log shapes of OpenAI Codex CLI and Google Gemini CLI.
+
+Written from the formats page (``transcript-formats.md``, section 4), not
+copied from anyone's logs:
+
+- `Rollout` writes a Codex rollout, in the current shape (``{"timestamp",
+  "type", "payload"}`` lines, with the ``event_msg`` mirrors the CLI writes
+  for the UI) or the mid-2025 one (a first line ``{"id", "timestamp",
+  "instructions"}``, bare items, ``{"record_type": "state"}`` lines). Each
+  `Rollout.step` is one model response: its calls, then their outputs.
+- `GeminiSession` writes a Gemini CLI session as a JSON document
+  (``session-*.json``), an old checkpoint (a list of ``{role, parts}``), or
+  the newer JSONL form (a header line, message records rewritten as their
+  tool calls finish, ``$set`` records).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+CODEX_EXPLORE = "mcp__codegraph__codegraph_explore"
+GEMINI_EXPLORE = "codegraph_explore"
+SHELLS = ("shell", "shell_command", "exec_command", "local_shell_call")
+_ids = itertools.count(1)
+HEADER = {
+    "sessionId": "5c1d-session",
+    "projectHash": "ab12",
+    "startTime": "2026-03-01T10:00:00.000Z",
+    "lastUpdated": "2026-03-01T10:00:00.000Z",
+}
+_clock = itertools.count(0)
+
+
+def _stamp() -> str:
+    n = next(_clock)
+    return f"2026-03-01T10:{n // 60 % 60:02d}:{n % 60:02d}.000Z"
+
+
+def explore_text(returned: list[str] = (), mentioned: list[str] = ()) -> str:  # type: ignore[assignment]
+    """An explore response: a flow section naming files, then per-file source sections."""
+    out = ["## Flow"]
+    out += [f"{i}. step in {path}:12" for i, path in enumerate(mentioned, 1)]
+    for path in returned:
+        out += [f"**`{path}`**", "```python", "def f(): pass", "```"]
+    return "\n".join(out)
+
+
+class Rollout:
+    """A Codex CLI rollout being written item by item."""
+
+    def __init__(self, shape: str = "current", shell: str = "shell", *, call_ids: str = "call") -> None:
+        assert shape in ("current", "mid-2025")
+        self.shape = shape
+        self.shell_kind = shell
+        self.call_ids = call_ids  # "call": call_...; "functions": functions.shell:0 (non-OpenAI models)
+        self.lines: list[dict[str, Any]] = []
+        self.tokens = 0
+        if shape == "current":
+            self._line("session_meta", {"id": "0199-session", "cwd": "/work/t", "originator": "codex_exec",
+                                        "cli_version": "0.99.0", "instructions": None})  # fmt: skip
+            self._line("turn_context", {"cwd": "/work/t", "model": "gpt-5-codex"})
+        else:
+            self.lines.append({"id": "0199-session", "timestamp": _stamp(), "instructions": ""})
+            self.lines.append({"record_type": "state"})
+
+    # -- raw lines -----------------------------------------------------------------
+    def _line(self, kind: str, payload: dict[str, Any]) -> None:
+        self.lines.append({"timestamp": _stamp(), "type": kind, "payload": payload})
+
+    def item(self, item: dict[str, Any]) -> None:
+        if self.shape == "current":
+            self._line("response_item", item)
+        else:
+            self.lines.append(item)
+
+    def event(self, payload: dict[str, Any]) -> None:
+        """A UI event: only the current shape writes them."""
+        if self.shape == "current":
+            self._line("event_msg", payload)
+
+    # -- calls (not yet written) ---------------------------------------------------
+    def _id(self, name: str) -> str:
+        n = next(_ids)
+        return f"functions.{name}:{n}" if self.call_ids == "functions" else f"call_{n:04d}"
+
+    def call(self, name: str, **arguments: Any) -> dict[str, Any]:
+        return {
+            "type": "function_call",
+            "name": name,
+            "arguments": json.dumps(arguments),
+            "call_id": self._id(name),
+        }
+
+    def explore(self, query: str = "q", name: str = CODEX_EXPLORE) -> dict[str, Any]:
+        return self.call(name, query=query)
+
+    def shell(self, script: str) -> dict[str, Any]:
+        """The script, run through this rollout's shell tool."""
+        kind = self.shell_kind
+        if kind == "shell":
+            return self.call("shell", command=["bash", "-lc", script], workdir="/work/t")
+        if kind == "shell_command":
+            return self.call("shell_command", command=script, workdir="/work/t")
+        if kind == "exec_command":
+            return self.call("exec_command", cmd=script, yield_time_ms=1000)
+        return {"type": "local_shell_call", "call_id": self._id("local_shell"), "status": "completed",
+                "action": {"type": "exec", "command": ["bash", "-lc", script]}}  # fmt: skip
+
+    def patch(self, text: str = "*** Begin Patch\n*** End Patch") -> dict[str, Any]:
+        return {
+            "type": "custom_tool_call",
+            "name": "apply_patch",
+            "input": text,
+            "call_id": self._id("apply_patch"),
+        }
+
+    # -- writing -------------------------------------------------------------------
+    def user(self, text: str) -> None:
+        self.item({"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]})
+        self.event({"type": "user_message", "message": text})
+
+    def say(self, text: str) -> None:
+        self.item(
+            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
+        )
+        self.event({"type": "agent_message", "message": text})
+
+    def output(
+        self, call: dict[str, Any], text: str, *, exit_code: int | None = None, raw: Any = None
+    ) -> None:
+        """The output item of ``call`` (and the UI event mirroring it)."""
+        kind = "custom_tool_call_output" if call["type"] == "custom_tool_call" else "function_call_output"
+        if raw is not None:
+            out = raw
+        elif exit_code is not None or call.get("name") == "shell" or call["type"] == "local_shell_call":
+            out = json.dumps(
+                {"output": text, "metadata": {"exit_code": exit_code or 0, "duration_seconds": 0.1}}
+            )
+        else:
+            out = text
+        self.item({"type": kind, "call_id": call["call_id"], "output": out})
+        if call.get("name", "").startswith("mcp__"):
+            self.event({"type": "mcp_tool_call_end", "call_id": call["call_id"],
+                        "result": {"Ok": {"content": [{"type": "text", "text": text}]}}})  # fmt: skip
+        elif call["type"] == "local_shell_call" or call.get("name") in SHELLS:
+            self.event({"type": "exec_command_end", "call_id": call["call_id"], "aggregated_output": text,
+                        "exit_code": exit_code or 0})  # fmt: skip
+
+    def step(self, *calls: dict[str, Any], outputs: list[Any] | None = None, reasoning: bool = True) -> None:
+        """One model response issuing ``calls``, then each call's output (text, or dict of kwargs)."""
+        if reasoning:
+            self.item({"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"})
+        for call in calls:
+            self.item(call)
+        for call, out in zip(calls, outputs or ["ok"] * len(calls), strict=True):
+            if out is None:
+                continue  # never answered
+            if isinstance(out, dict):
+                self.output(call, **out)
+            else:
+                self.output(call, out)
+        self.tokens += 1000
+        self.event({"type": "token_count", "info": {"total_token_usage": {"input_tokens": self.tokens - 100,
+                    "output_tokens": 100, "total_tokens": self.tokens}}})  # fmt: skip
+        if self.shape == "mid-2025":
+            self.lines.append({"record_type": "state"})
+
+    def finish(self, text: str = "Done.") -> None:
+        self.say(text)
+        self.event({"type": "task_complete", "last_agent_message": text})
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(line) + "\n" for line in self.lines), encoding="utf-8")
+        return path
+
+
+class GeminiSession:
+    """A Gemini CLI session being written message by message."""
+
+    def __init__(self, form: str = "session", *, kind: str | None = None) -> None:
+        assert form in ("session", "checkpoint", "jsonl")
+        self.form = form
+        self.kind = kind
+        self.messages: list[dict[str, Any]] = []
+        self.records: list[dict[str, Any]] = []  # the JSONL form's records, in write order
+
+    @staticmethod
+    def call(name: str, **args: Any) -> dict[str, Any]:
+        return {"id": f"{name}-{next(_ids)}", "name": name, "args": args}
+
+    def explore(self, query: str = "q", name: str = GEMINI_EXPLORE) -> dict[str, Any]:
+        return self.call(name, query=query)
+
+    def _message(self, kind: str, content: Any, **extra: Any) -> dict[str, Any]:
+        message = {"id": f"m-{next(_ids)}", "timestamp": _stamp(), "type": kind, "content": content, **extra}
+        self.messages.append(message)
+        return message
+
+    def user(self, text: str) -> None:
+        self.records.append(self._message("user", [{"text": text}]))
+
+    def step(self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "") -> None:
+        """One model message issuing ``calls``; each gets its result: a text, ``("error", text)``, or None."""
+        records = []
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            record: dict[str, Any] = {**call, "timestamp": _stamp(), "status": "success"}
+            if isinstance(result, tuple):
+                record["status"] = "error"
+                response = {"error": result[1]}
+            elif result is None:
+                record["status"] = "cancelled"
+                response = None
+            else:
+                response = {"output": result}
+            if response is not None:
+                record["result"] = [{"functionResponse": {"id": call["id"], "name": call["name"],
+                                                          "response": response}}]  # fmt: skip
+            records.append(record)
+        message = self._message("gemini", text, thoughts=[], model="gemini-2.5-pro",
+                                tokens={"input": 900, "output": 100, "cached": 0, "total": 1000})  # fmt: skip
+        if calls:
+            # The JSONL form writes the message as soon as the model answered, then again
+            # once its calls finished (same id): the last one holds the results.
+            pending = [
+                {k: v for k, v in r.items() if k != "result"} | {"status": "executing"} for r in records
+            ]
+            self.records.append({**message, "toolCalls": pending})
+            message["toolCalls"] = records
+        self.records.append(dict(message))
+
+    def finish(self, text: str = "Done.") -> None:
+        self.step(text=text)
+
+    def document(self) -> Any:
+        if self.form == "checkpoint":
+            return self._checkpoint()
+        doc: dict[str, Any] = {**HEADER, "lastUpdated": "2026-03-01T10:05:00.000Z", "messages": self.messages}
+        if self.kind is not None:
+            doc["kind"] = self.kind
+        return doc
+
+    def _checkpoint(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for m in self.messages:
+            if m["type"] == "user":
+                out.append({"role": "user", "parts": m["content"]})
+                continue
+            parts: list[dict[str, Any]] = [{"text": m["content"]}] if m["content"] else []
+            parts += [
+                {"functionCall": {"name": c["name"], "args": c["args"]}} for c in m.get("toolCalls", [])
+            ]
+            out.append({"role": "model", "parts": parts})
+            responses = [r for c in m.get("toolCalls", []) for r in c.get("result", [])]
+            if responses:  # old checkpoints name the call only by its name
+                out.append({"role": "user", "parts": [{"functionResponse": {
+                    "name": r["functionResponse"]["name"], "response": r["functionResponse"]["response"]}}
+                    for r in responses]})  # fmt: skip
+        return out
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if self.form == "jsonl":
+            header = {**HEADER, "kind": self.kind or "main"}
+            lines = [header, *self.records, {"$set": {"lastUpdated": "2026-03-01T10:05:00.000Z"}}]
+            path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+        else:
+            path.write_text(json.dumps(self.document(), indent=2), encoding="utf-8")
+        return path
+
+    def suffix(self) -> str:
+        return ".jsonl" if self.form == "jsonl" else ".json"
