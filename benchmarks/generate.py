@@ -289,6 +289,25 @@ class Rates:
     race: float = 0.02
     contaminate: float = 0.02
     explore_error: float = 0.02
+    explore_weight: float = 22  # of a free step being an explore call (Read: 28)
+    explore_median: int = 9000  # bytes of an explore response: lognormal, clipped
+    explore_sigma: float = 0.6
+    explore_max: int = 30_000
+    explore_sidecar: bool = True  # the response repeated in tool_use_result
+
+
+#: ``--profile``: campaign shapes measured on real eval campaigns.
+PROFILES: dict[str, dict[str, Any]] = {
+    "default": {},
+    # A 95 MB, 400-transcript campaign: explore responses 28% of the bytes (median
+    # 27 KB, p90 52 KB, ~2.4 explore calls per transcript), Read results ~64%.
+    "explore-heavy": {
+        "rates": {"explore_weight": 1000, "explore_median": 27_000, "explore_sigma": 0.511,
+                  "explore_max": 200_000, "explore_sidecar": False},
+        "mb_per_transcript": 0.2375,
+        "budget_factor": 0.6,  # a transcript overshoots its budget by its last (large) Read
+    },
+}  # fmt: skip
 
 
 @dataclass
@@ -301,6 +320,8 @@ class Stats:
     agents: int = 0
     turn_files: int = 0
     truth: list[dict[str, Any]] = field(default_factory=list)
+    result_bytes: dict[str, int] = field(default_factory=dict)  # tool_result lines, per tool
+    explore_text: int = 0  # bytes of explore response texts
 
 
 class Writer:
@@ -334,8 +355,10 @@ class Writer:
         self.race_pending = self.explores and rng.random() < rates.race
         self.cli_at = budget * rng.random() if rng.random() < rates.contaminate else None
         self.contaminated = False
-        self.agents_left = (rng.randint(1, 2) if rng.random() < rates.subagents else 0) if not small else (
-            1 if rng.random() < rates.subagents / 3 else 0
+        self.agents_left = (
+            (rng.randint(1, 2) if rng.random() < rates.subagents else 0)
+            if not small
+            else (1 if rng.random() < rates.subagents / 3 else 0)
         )
         n_turns = 1
         if not small and rng.random() < rates.turns:
@@ -469,7 +492,10 @@ class Writer:
         }
         if call.extra is not None:
             event["tool_use_result"] = call.extra
+        before = self.bytes
         self.emit(event)
+        kind = "explore" if call.name == EXPLORE else call.name
+        self.stats.result_bytes[kind] = self.stats.result_bytes.get(kind, 0) + self.bytes - before
 
     def calls(self, thread: str, calls: list[Call]) -> None:
         """One assistant message with these tool calls (parallel when several), then their results."""
@@ -510,12 +536,15 @@ class Writer:
         if self.small:
             size = rng.randint(300, 1500)
         else:
-            size = int(min(30_000, max(2_000, rng.lognormvariate(math.log(9000), 0.6))))
+            r = self.rates
+            drawn = rng.lognormvariate(math.log(r.explore_median), r.explore_sigma)
+            size = int(min(r.explore_max, max(2_000, drawn)))
         text = self.explore_text(query, returned, mentioned, size)
         self.last_response[thread] = (returned, mentioned)
         content = [{"type": "text", "text": text}]
         act = Act(thread, "", "", EXPLORE, "explore", returned=tuple(returned))
-        return Call(EXPLORE, {"query": query}, act, content, content)
+        self.stats.explore_text += len(text.encode())
+        return Call(EXPLORE, {"query": query}, act, content, content if self.rates.explore_sidecar else None)
 
     def explore_text(self, query: str, returned: list[str], mentioned: list[str], size: int) -> str:
         rng, repo = self.rng, self.repo
@@ -690,7 +719,7 @@ class Writer:
             self.cli_at = None
             return self.step(thread, [self.c_bash("cli")])
         choices = ["explore", "read", "search", "bash", "edit", "todo", "parallel", "write", "agent"]
-        weights = [22 if self.explores else 0, 28, 14, 12, 8, 4, 6, 3, 3]
+        weights = [self.rates.explore_weight if self.explores else 0, 28, 14, 12, 8, 4, 6, 3, 3]
         what = rng.choices(choices, weights)[0]
         if what == "agent" and (thread != "main" or not self.agents_left):
             what = "read"
@@ -866,6 +895,7 @@ def generate(
     small: int | None,
     seed: int,
     rates: Rates,
+    budget_factor: float = 1.0,
 ) -> Stats:
     rng = random.Random(seed)
     pools = Pools(rng)
@@ -878,7 +908,7 @@ def generate(
         assert size_mb is not None
         count = transcripts or max(2, round(size_mb / 2))
         weights = [random.Random(f"{seed}:b:{i}").lognormvariate(0, 0.6) for i in range(count)]
-        total = size_mb * 1_000_000
+        total = size_mb * 1_000_000 * budget_factor
         budgets = [max(30_000, int(total * w / sum(weights))) for w in weights]
     stats = Stats()
     runs_per_repo: dict[str, int] = {}
@@ -905,6 +935,9 @@ def main(argv: list[str] | None = None) -> int:
     size.add_argument("--small", type=int, metavar="N", help="write N tiny transcripts (a few KB each)")
     parser.add_argument("--transcripts", type=int, help="number of transcripts (default: one per 2 MB)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="default",
+                        help="campaign shape: explore-heavy = long explore responses (median 27 KB), "
+                        "~2.4 explore calls and ~0.24 MB per transcript")  # fmt: skip
     parser.add_argument("--truth", metavar="FILE", help="write the expected verdicts as JSON to FILE")
     parser.add_argument("--turn-rate", type=float, default=Rates.turns, help="share of multi-turn runs")
     parser.add_argument("--subagent-rate", type=float, default=Rates.subagents)
@@ -921,10 +954,15 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(root, exist_ok=True)
     with open(os.path.join(root, MARKER_FILE), "w") as fh:
         fh.write(json.dumps({"seed": args.seed, "size_mb": args.size_mb, "small": args.small}) + "\n")
-    rates = Rates(args.turn_rate, args.subagent_rate, args.race_rate, args.contaminate_rate)
+    profile = PROFILES[args.profile]
+    rates = Rates(args.turn_rate, args.subagent_rate, args.race_rate, args.contaminate_rate,
+                  **profile.get("rates", {}))  # fmt: skip
+    if args.transcripts is None and args.size_mb and "mb_per_transcript" in profile:
+        args.transcripts = max(2, round(args.size_mb / profile["mb_per_transcript"]))
     t0 = time.perf_counter()
     stats = generate(root, size_mb=args.size_mb, transcripts=args.transcripts, small=args.small,
-                     seed=args.seed, rates=rates)  # fmt: skip
+                     seed=args.seed, rates=rates,
+                     budget_factor=profile.get("budget_factor", 1.0))  # fmt: skip
     elapsed = time.perf_counter() - t0
     if args.truth:
         with open(args.truth, "wb") as fh:
@@ -934,6 +972,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{stats.bytes / 1e6:.1f} MB, {stats.lines} lines, {stats.explores} explore calls, "
         f"{stats.agents} subagents, in {elapsed:.1f} s"
     )
+    if stats.bytes:
+        shares = {k: v / stats.bytes for k, v in stats.result_bytes.items()}
+        top = ", ".join(f"{k} {v:.0%}" for k, v in sorted(shares.items(), key=lambda kv: -kv[1])[:4])
+        print(f"bytes of tool results: {top}; explore calls per transcript "
+              f"{stats.explores / max(1, stats.transcripts):.2f}, mean response "
+              f"{stats.explore_text / max(1, stats.explores) / 1000:.1f} KB")  # fmt: skip
     return 0
 
 

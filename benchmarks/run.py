@@ -19,7 +19,9 @@ that a noisy neighbour slows all of them alike. The targets:
 - per-item overhead < 1 ms: (plugin on 10,000 small transcripts - plugin on 10)
   per extra transcript, minus the floor's cost per extra file;
 - peak RSS of the plugin process on the ~1 GB campaign < 150 MB;
-- ``-n 2`` at least 1.5x faster than ``-n 0`` on the ~100 MB campaign.
+- ``-n 2`` at least 1.5x faster than ``-n 0`` on the ~100 MB campaign;
+- plugin / floor <= 2.0 on a ~95 MB explore-heavy campaign (``generate.py
+  --profile explore-heavy``: long explore responses, many per transcript).
 
 By default the commands run with bytecode caching on (``PYTHONPYCACHEPREFIX``
 under the workdir, ``PYTHONDONTWRITEBYTECODE`` dropped), as in a normal
@@ -28,8 +30,9 @@ install; ``--inherit-env`` measures the current environment as is.
 measures without the hypothesis plugin a test venv carries).
 
 The plugin's verdicts are also checked against the generator's truth file, and
-the ``-n 2`` report against the ``-n 0`` one. Exit status: 0 whether targets
-are met or missed (each is marked PASS or MISS); 1 when a command failed.
+the ``-n 2`` report against the ``-n 0`` one. Exit status: 1 when a command
+failed or (not with ``--quick``, whose sizes make timing noise) a target was
+missed; each target is marked PASS or MISS.
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 GENERATE = HERE / "generate.py"
 
-FULL = {"big": 100.0, "huge": 1000.0, "small": 10_000, "base": 10}
-QUICK = {"big": 4.0, "huge": 12.0, "small": 300, "base": 10}
+FULL = {"big": 100.0, "huge": 1000.0, "small": 10_000, "base": 10, "heavy": 95.0}
+QUICK = {"big": 4.0, "huge": 12.0, "small": 300, "base": 10, "heavy": 4.0}
 
 FLOOR = r"""
 import os, sys
@@ -159,11 +162,11 @@ def parse_sizes(text: str | None, base: dict[str, float]) -> dict[str, float]:
             key, _, value = part.partition("=")
             if key.strip() not in sizes or not value:
                 raise SystemExit(
-                    f"--sizes: expected FACTOR or big=MB,huge=MB,small=N,base=N; got {part!r}"
+                    f"--sizes: expected FACTOR or big=MB,huge=MB,small=N,base=N,heavy=MB; got {part!r}"
                 ) from None
             sizes[key.strip()] = float(value)
         return sizes
-    for key in ("big", "huge", "small"):
+    for key in ("big", "huge", "small", "heavy"):
         sizes[key] = base[key] * factor
     return sizes
 
@@ -227,8 +230,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--python", default=sys.executable, help="interpreter of the venv to measure")
     parser.add_argument("--pytest-args", default="", help="more arguments for every pytest command, "
                         "e.g. '-p no:hypothesispytest'")  # fmt: skip
-    parser.add_argument("--inherit-env", action="store_true", help="run the commands in this environment "
-                        "as is (default: bytecode caching on, under WORKDIR/pycache, as in a normal install)")
+    parser.add_argument(
+        "--inherit-env",
+        action="store_true",
+        help="run the commands in this environment "
+        "as is (default: bytecode caching on, under WORKDIR/pycache, as in a normal install)",
+    )
     args = parser.parse_args(argv)
 
     sizes = parse_sizes(args.sizes, QUICK if args.quick else FULL)
@@ -281,10 +288,12 @@ def main(argv: list[str] | None = None) -> int:
                           ["--small", str(int(sizes["small"])), "--seed", seed]),
         "base": Campaign("base", workdir / "base", workdir / "base.truth.json",
                          ["--small", str(int(sizes["base"])), "--seed", seed]),
+        "heavy": Campaign("heavy", workdir / "heavy", workdir / "heavy.truth.json",
+                          ["--size-mb", f"{sizes['heavy']:g}", "--profile", "explore-heavy", "--seed", seed]),
     }  # fmt: skip
 
     free = shutil.disk_usage(workdir).free
-    need = (sizes["big"] + sizes["huge"]) * 1.1e6 + sizes["small"] * 12_000 + 2e8
+    need = (sizes["big"] + sizes["huge"] + sizes["heavy"]) * 1.1e6 + sizes["small"] * 12_000 + 2e8
     if free < need:
         print(f"disk: {free / 1e9:.1f} GB free in {workdir}, ~{need / 1e9:.1f} GB needed: skipping 'huge'")
         del campaigns["huge"]
@@ -322,6 +331,8 @@ def main(argv: list[str] | None = None) -> int:
             Measure("plugin", "base", "plugin"),
             Measure("floor", "small", "floor"),
             Measure("floor", "base", "floor"),
+            Measure("plugin", "heavy", "plugin"),
+            Measure("floor", "heavy", "floor"),
             Measure("plugin", "huge", "plugin"),
             Measure("floor", "huge", "floor"),
         ]
@@ -407,6 +418,12 @@ def main(argv: list[str] | None = None) -> int:
             results.append([f"plugin / floor wall time, {campaigns['big'].bytes / 1e6:.0f} MB campaign",
                             f"{ratio:.2f}x (paired per rep {paired[0]:.2f}-{paired[-1]:.2f})", "<= 2.0",
                             verdict(ratio <= 2.0)])  # fmt: skip
+        p, f = get("heavy", "plugin"), get("heavy", "floor")
+        if p and f:
+            ratio = med[("heavy", "plugin")] / med[("heavy", "floor")]
+            mb = campaigns["heavy"].bytes / 1e6
+            results.append([f"plugin / floor wall time, {mb:.0f} MB explore-heavy",
+                            f"{ratio:.2f}x", "<= 2.0", verdict(ratio <= 2.0)])  # fmt: skip
         if all(get(c, k) for c in ("small", "base") for k in ("plugin", "floor")):
             n_small, n_base = campaigns["small"].transcripts, campaigns["base"].transcripts
             plugin_item = (med[("small", "plugin")] - med[("base", "plugin")]) / (n_small - n_base)
@@ -431,13 +448,19 @@ def main(argv: list[str] | None = None) -> int:
             t0, t2 = med[("big", "plugin -n 0")], med[("big", "plugin -n 2")]
             results.append([
                 f"-n 2 speed-up over -n 0, {campaigns['big'].bytes / 1e6:.0f} MB campaign",
-                f"{t0 / t2:.2f}x ({t0:.2f} s -> {t2:.2f} s)", ">= 1.5x", verdict(t0 / t2 >= 1.5),
+                f"{t0 / t2:.2f}x ({t0:.2f} s -> {t2:.2f} s)", ">= 1.5x",
+                # two workers cannot win on two cores (start-up, collection): reported, not gated
+                verdict(t0 / t2 >= 1.5) if len(os.sched_getaffinity(0)) >= 4 else "info (< 4 cores)",
             ])  # fmt: skip
         else:
             results.append(["-n 2 speed-up over -n 0", "skipped (no xdist)", ">= 1.5x", "n/a"])
         print(table(results, ["target", "value", "goal", "verdict"]))
+        missed = [r[0] for r in results if r[3] == "MISS"]
         if args.quick:
-            print("(--quick: the sizes are too small for these verdicts to mean anything)")
+            print("(--quick: the sizes are too small for these verdicts to mean anything: not gated)")
+        elif missed:
+            print(f"missed {len(missed)} target(s): {'; '.join(missed)}")
+            failed = True
 
         print("\n== checks")
         for m in measures:

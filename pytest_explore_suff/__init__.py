@@ -15,8 +15,8 @@ from .buckets import BUCKETS, KEYS
 from .campaign import Campaign, Transcript, discover
 from .classify import Call, Verdict, classify
 from .events import Collector, ToolSpec
-from .readers import NotATranscript, TranscriptError, Unreadable, load
-from .sources import opener
+from .readers import NotATranscript, TranscriptError, Unreadable, base, load
+from .sources import ArchiveSource, active_sources, opener
 
 try:
     __version__ = version("pytest-explore-suff")
@@ -31,8 +31,27 @@ __all__ = [
 
 
 def judge(
-    kind: str, files: Sequence[str], spec: ToolSpec | None = None, archive: str | None = None
+    kind: str,
+    files: Sequence[str],
+    spec: ToolSpec | None = None,
+    archive: str | None = None,
+    *,
+    max_line: int | None = None,
 ) -> tuple[Verdict, Collector]:
-    """Read one transcript and judge its explore calls (``files`` are members of ``archive`` if given)."""
-    collector = load(kind, [str(f) for f in files], spec or ToolSpec(), opener(archive))
+    """Read one transcript and judge its explore calls (``files`` are members of ``archive`` if given).
+
+    An archive is read through the running session's sources, or opened and
+    closed here. ``max_line``: lines longer than this many bytes are corrupt
+    (default `readers.base.MAX_LINE`).
+    """
+    own = ArchiveSource(archive) if archive is not None and active_sources() is None else None
+    token = base.max_line.set(max_line) if max_line is not None else None
+    try:
+        open_file = own.open if own is not None else opener(archive)
+        collector = load(kind, [str(f) for f in files], spec or ToolSpec(), open_file)
+    finally:
+        if token is not None:
+            base.max_line.reset(token)
+        if own is not None:
+            own.close()
     return classify(collector), collector

@@ -7,7 +7,7 @@ code: no pytest import, so it can be used and tested on its own.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -39,9 +39,7 @@ def path_tokens(text: str) -> list[str]:
     past the chain.
     """
     found: list[str] = []
-    for run in _PATH_RUN.findall(text):
-        if "/" not in run:
-            continue
+    for run in _slashed_runs(text):
         parts = run.split("/")
         n = len(parts)
         i = 0
@@ -68,7 +66,34 @@ def path_tokens(text: str) -> list[str]:
     return found
 
 
+def _slashed_runs(text: str) -> Iterator[str]:
+    """The runs of path characters that hold a ``/``, as ``_PATH_RUN.findall`` finds
+    them, in order: found from each ``/`` (a plain search that jumps), not by a regex
+    pass over every character of a long response."""
+    at = text.find("/")
+    if at == -1:
+        return
+    back = text[::-1]  # the start of a run is the end of a run read backwards
+    n = len(text)
+    while at != -1:
+        r = n - 1 - at  # the slash, in ``back``
+        start = at + 1 - (_run_end(back, r) - r)
+        end = _run_end(text, at)
+        yield text[start:end]
+        at = text.find("/", end)
+
+
+_RUN_TAIL = re.compile(r"[\w@.+\-/]*", re.ASCII)
+
+
+def _run_end(text: str, at: int) -> int:
+    """Where the run of path characters from ``at`` ends."""
+    m = _RUN_TAIL.match(text, at)
+    return m.end() if m is not None else at
+
+
 PERSISTED = "<persisted-output>"
+_PERSISTED_AT_START = re.compile(r"\s*" + re.escape(PERSISTED))
 SAVED_TO = re.compile(r"Full output saved to:\s*(\S+)")
 
 
@@ -157,8 +182,37 @@ def _intent(command: str) -> Intent:
 
 
 @lru_cache(maxsize=16)
-def _marker(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.MULTILINE)
+def _marker(pattern: str) -> Callable[[str], list[str]]:
+    """What ``re.findall(pattern, text, re.MULTILINE)`` returns, as a function of the text.
+
+    The default marker (a line that starts with ``**`path`**``) is found by a plain
+    search for a newline and ``**` `` that jumps through the text; other patterns by their regex.
+    """
+    if pattern == ToolSpec.marker:
+        return _default_marker
+    return re.compile(pattern, re.MULTILINE).findall
+
+
+def _line_marker(text: str, start: int) -> int:
+    """Where the next line that starts with ``**` `` at or after ``start`` does (-1: none)."""
+    at = text.find("\n**`", max(start - 1, 0))
+    return at + 1 if at != -1 else -1
+
+
+def _default_marker(text: str) -> list[str]:
+    r"""``re.findall(r"^\*\*`([^`]+)`\*\*", text, re.M)`` without a regex pass: a match
+    starts at a line start with ``**` ``, its path runs to the next backtick (``[^`]``
+    cannot pass one, so that is the only way it can match), which ``**`` must follow."""
+    found: list[str] = []
+    at = 0 if text.startswith("**`") else _line_marker(text, 0)
+    while at != -1:
+        close = text.find("`", at + 3)
+        if close > at + 3 and text.startswith("**", close + 1):
+            found.append(text[at + 3 : close])
+            at = _line_marker(text, close + 3)  # findall resumes after the match
+        else:
+            at = _line_marker(text, at + 1)
+    return found
 
 
 @dataclass(slots=True)
@@ -283,8 +337,8 @@ def classify(collector: Collector) -> Verdict:
                 continue
             text = result.text
             # Distinct paths: a file shipped in two sections is one returned file.
-            returned = tuple(dict.fromkeys(norm_path(m) for m in marker.findall(text)))
-            truncated = text.lstrip().startswith(PERSISTED)
+            returned = tuple(dict.fromkeys(norm_path(m) for m in marker(text)))
+            truncated = _PERSISTED_AT_START.match(text) is not None
             saved = SAVED_TO.search(text) if truncated else None
             response = _Response(text, returned, tuple(earlier), norm_path(saved.group(1)) if saved else None)
             bucket, label, named, concurrent = _judge(actions, i, collector, response, spec)

@@ -7,14 +7,24 @@ the HTML page are renderings of that one object. Nothing here imports pytest.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import __version__
 from .compare import arm_pair, compare_arms, compare_baseline, drop_gates
 from .gates import Gate, Outcome, evaluate, sample_size
-from .report import SCHEMA, aggregate
+from .report import SCHEMA, aggregate, dumps, encode, indented, transcripts_json
+from .store import Slim
+
+
+def _full(rec: Mapping[str, Any]) -> Mapping[str, Any]:
+    return rec.full() if isinstance(rec, Slim) else rec
+
+
+def _raw(rec: Mapping[str, Any]) -> bytes:
+    return rec.raw() if isinstance(rec, Slim) else indented(rec)
 
 
 @dataclass
@@ -92,7 +102,7 @@ class Report:
     comparison: dict[str, Any] | None
     baseline: dict[str, Any] | None
     outcomes: list[Outcome]
-    transcripts: list[dict[str, Any]]
+    transcripts: Sequence[Mapping[str, Any]]  # `store.Slim` views when the records were spooled
     ignored: list[dict[str, str]]
     notes: list[str] = field(default_factory=list)  # warnings for the summary, not in the JSON
 
@@ -102,6 +112,20 @@ class Report:
         return [o for o in self.outcomes if not o.passed]
 
     def to_json(self) -> dict[str, Any]:
+        """The report as one document (records spooled to disk are read back)."""
+        return self._document([_full(r) for r in self.transcripts])
+
+    def json_chunks(self) -> Iterator[bytes]:
+        """The bytes of ``dumps(self.to_json())``, in pieces: each transcript record is
+        copied from the spool as it is written, never held whole in memory."""
+        token = f"\0explore-suff-transcripts-{uuid.uuid4().hex}"
+        head = dumps(self._document(token))
+        before, after = head.split(encode(token), 1)
+        yield before
+        yield from transcripts_json(_raw(r) for r in self.transcripts)
+        yield after
+
+    def _document(self, transcripts: Any) -> dict[str, Any]:
         return {
             "schema": SCHEMA,
             "plugin_version": __version__,
@@ -113,7 +137,7 @@ class Report:
             "comparison": self.comparison,
             "baseline": self.baseline,
             "gates": [o.to_dict() for o in self.outcomes],
-            "transcripts": self.transcripts,
+            "transcripts": transcripts,
             "ignored": self.ignored,
         }
 
@@ -123,7 +147,7 @@ def build(
     campaign: str,
     options: Options,
     coverage: Coverage,
-    records: Sequence[dict[str, Any]],
+    records: Sequence[Mapping[str, Any]],
     ignored: list[dict[str, str]],
     gates: Sequence[Gate] = (),
     min_calls: int | None = None,
@@ -132,8 +156,9 @@ def build(
     max_drop: float | None = None,
 ) -> Report:
     """Aggregate the records, compare arms (and the baseline), decide every gate."""
-    records = sorted(records, key=lambda r: r["path"])
-    arms, pooled = aggregate(records)
+    # Dicts, or `store.Slim` views that read like them.
+    recs: list[Any] = sorted(records, key=lambda r: r["path"])
+    arms, pooled = aggregate(recs)
     outcomes = evaluate(list(gates), arms, options.gate_on)
     if min_calls:
         outcomes += sample_size(min_calls, arms)
@@ -141,7 +166,7 @@ def build(
     pair = arm_pair(arms, compare)
     comparison = None
     if pair and all(arms.get(a, {}).get("answered") for a in pair):
-        comparison = compare_arms(records, *pair)
+        comparison = compare_arms(recs, *pair)
     elif compare:
         missing = [a for a in compare if not arms.get(a, {}).get("answered")]
         notes.append(
@@ -150,8 +175,8 @@ def build(
     base = None
     if baseline is not None:
         path, old = baseline
-        changes = compare_baseline(old, records)
+        changes = compare_baseline(old, recs)
         base = {"report": path, "arms": changes}
         outcomes += drop_gates(changes, max_drop, options.gate_on)
     return Report(campaign, options, coverage, arms, pooled, comparison, base, outcomes,
-                  records, ignored, notes)  # fmt: skip
+                  recs, ignored, notes)  # fmt: skip

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 from collections.abc import Iterator
+from contextvars import Token
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +21,10 @@ from .document import Coverage, Options, Report, build
 from .events import ToolSpec
 from .gates import GATES, Gate, parse_threshold
 from .readers import TranscriptError
-from .report import record, write_atomic
-from .sources import ARCHIVE_SUFFIXES, ArchiveError, is_archive
+from .readers.base import MAX_LINE, max_line
+from .report import record, write_atomic, write_chunks_atomic
+from .sources import ARCHIVE_SUFFIXES, ArchiveError, Sources, activate, deactivate, is_archive
+from .store import RecordStore
 from .terminal import clean, summary_lines, verdict_lines
 
 DEFAULT_JSON = "explore-suff.json"
@@ -32,6 +36,7 @@ campaign_key = pytest.StashKey[Campaign]()
 deselected_key = pytest.StashKey[list[str]]()
 settings_key = pytest.StashKey["Settings"]()
 reporter_key = pytest.StashKey["Reporter"]()
+sources_key = pytest.StashKey[tuple[Sources, Token[Sources | None]]]()
 
 
 #: Transcript flags that keep a run out of the aggregates, and why (as the reference harness does).
@@ -86,6 +91,9 @@ class Settings:
                 f"--explore-suff-marker: needs exactly one group, the returned file's path "
                 f"(this one has {marker.groups}): e.g. '^FILE: (\\S+)'"
             )
+        self.max_line: int = (
+            _checked(opt("explore_suff_max_line"), _byte_count, "explore_suff_max_line") or MAX_LINE
+        )
         self.keep_excluded: bool = bool(opt("explore_suff_keep_excluded"))
         self.strict: bool = bool(opt("explore_suff_strict"))
         self.gates: list[Gate] = []
@@ -140,6 +148,21 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of calls") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
+
+
+def _byte_count(text: str) -> int:
+    """BYTES, or with a binary suffix: 64MiB, 64M, 512k."""
+    t = str(text).strip().lower().removesuffix("b").removesuffix("i")
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1:], 1)
+    try:
+        value = int(t[:-1] if scale > 1 else t) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a number of bytes, e.g. 67108864 or 64MiB"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1 byte")
     return value
 
 
@@ -243,6 +266,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     _option(
         parser,
+        "--explore-suff-max-line",
+        "explore_suff_max_line",
+        type=_byte_count,
+        metavar="BYTES",
+        help="a line longer than BYTES is corrupt: skipped unread, with a warning "
+        f"(default: {MAX_LINE >> 20}MiB; suffixes k, M, G)",
+    )
+    _option(
+        parser,
         "--explore-suff-keep-excluded",
         "explore_suff_keep_excluded",
         action="store_true",
@@ -316,6 +348,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[settings_key] = settings
     if settings.root is None:
         return
+    # The archives this session reads: listed once, closed at unconfigure, never shared with another run.
+    sources = Sources()
+    config.stash[sources_key] = (sources, activate(sources))
     worker = getattr(config, "workerinput", None)
     root = os.path.abspath(settings.root)
     if worker is None:
@@ -367,6 +402,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if reporter is not None:
         del config.stash[reporter_key]
         config.pluginmanager.unregister(reporter)
+        reporter.close()
+    owned = config.stash.get(sources_key, None)
+    if owned is not None:
+        del config.stash[sources_key]
+        sources, token = owned
+        deactivate(token)
+        sources.close()
 
 
 def pytest_deselected(items: list[pytest.Item]) -> None:
@@ -439,7 +481,7 @@ class TranscriptItem(pytest.Item):
         super().__init__(**kwargs)
         self.transcript = transcript
         self.record: dict[str, Any] | None = None
-        for keyword in (transcript.arm, transcript.group, transcript.kind):
+        for keyword in (transcript.arm, transcript.group, transcript.kind, transcript.agent):
             if keyword:
                 self.extra_keyword_matches.add(keyword)
         self.user_properties += [("arm", transcript.arm), ("group", transcript.group)]
@@ -448,7 +490,8 @@ class TranscriptItem(pytest.Item):
         settings = self.config.stash[settings_key]
         t = self.transcript
         try:
-            verdict, collector = judge(t.kind, t.files, settings.spec, t.archive)
+            with _line_limit(settings.max_line):
+                verdict, collector = judge(t.kind, t.files, settings.spec, t.archive)
         except TranscriptError as exc:
             self.record = record(t, status="error", reason=str(exc))
             raise
@@ -496,12 +539,22 @@ class TranscriptItem(pytest.Item):
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
+@contextlib.contextmanager
+def _line_limit(limit: int) -> Iterator[None]:
+    token = max_line.set(limit)
+    try:
+        yield
+    finally:
+        max_line.reset(token)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     if call.when == "call" and isinstance(item, TranscriptItem) and item.record is not None:
         # Plain JSON data on the report: xdist ships report.__dict__ to the controller.
         setattr(report, RECORD_ATTR, item.record)
+        item.record = None  # the item lives to the end of the session; its record need not
     return report
 
 
@@ -511,15 +564,20 @@ class Reporter:
     def __init__(self, config: pytest.Config, settings: Settings) -> None:
         self.config = config
         self.settings = settings
-        self.records: dict[str, dict[str, Any]] = {}
+        # Records leave memory as they arrive: spooled to a temporary file (closed at unconfigure).
+        self.records = RecordStore()
         self.deselected: set[str] = set()
         self.report: Report | None = None
         self.write_errors: list[str] = []
 
+    @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         rec = getattr(report, RECORD_ATTR, None)
         if rec is not None:
-            self.records[rec["path"]] = rec
+            self.records.add(rec)
+            # The terminal reporter keeps every report to the end: without its record,
+            # a report weighs what pytest's own do (other plugins saw it: this runs last).
+            delattr(report, RECORD_ATTR)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
@@ -573,7 +631,7 @@ class Reporter:
                 gate_on=settings.gate_on,
             ),
             coverage=self._coverage(session, exitstatus),
-            records=list(self.records.values()),
+            records=self.records.records(),
             ignored=campaign.ignored,
             gates=settings.gates,
             min_calls=settings.min_calls,
@@ -581,14 +639,7 @@ class Reporter:
             baseline=baseline,
             max_drop=settings.max_drop,
         )
-        document = self.report.to_json()
-        self.config.hook.pytest_explore_suff_update_json(config=self.config, report=document)
-        for path, write in ((settings.json, write_atomic), (settings.html, _write_html)):
-            if path:
-                try:
-                    write(path, document)
-                except OSError as exc:
-                    self.write_errors.append(f"could not write {path}: {exc.strerror or exc}")
+        self._write(self.report)
         # A gate that failed or could not be decided fails the run, also when the
         # campaign was empty (pytest's own "no tests collected" says less).
         if self.report.failed and session.exitstatus in (ExitCode.OK, ExitCode.NO_TESTS_COLLECTED):
@@ -596,6 +647,36 @@ class Reporter:
         if self.write_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         self._junit_properties()
+
+    def _write(self, report: Report) -> None:
+        """The JSON report streamed from the record spool; the whole document is built in
+        memory only for a plugin that updates it, or for the HTML page."""
+        settings = self.settings
+        hook = self.config.hook.pytest_explore_suff_update_json
+        document = None
+        if settings.html or hook.get_hookimpls():
+            document = report.to_json()
+            hook(config=self.config, report=document)
+
+        def write_json(path: str) -> None:
+            if document is None:
+                write_chunks_atomic(path, report.json_chunks())
+            else:
+                write_atomic(path, document)
+
+        def write_html(path: str) -> None:
+            _write_html(path, document if document is not None else report.to_json())
+
+        outputs = ((settings.json, write_json), (settings.html, write_html))
+        for path, write in outputs:
+            if path:
+                try:
+                    write(path)
+                except OSError as exc:
+                    self.write_errors.append(f"could not write {path}: {exc.strerror or exc}")
+
+    def close(self) -> None:
+        self.records.close()
 
     def _junit_properties(self) -> None:
         assert self.report is not None

@@ -6,7 +6,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from . import stats
@@ -36,6 +36,7 @@ def record(
         "group": transcript.group,
         "run": transcript.run,
         "kind": transcript.kind,
+        "agent": transcript.agent,
         "status": status,
         "reason": reason,
         "flags": v["flags"],
@@ -114,17 +115,42 @@ def figures(recs: list[dict[str, Any]]) -> dict[str, float | None]:
     out["turns"] = stats.median(total(rec, "num_turns") for rec in recs)
     out["duration_ms"] = stats.median(total(rec, "duration_ms") for rec in recs)
     out["cost_usd"] = stats.median(total(rec, "total_cost_usd") for rec in recs)
+    # Only Codex and Gemini logs record a session's tokens (a run's "tokens"):
+    # the figure is there when some transcript of the arm has them.
+    tokens = [total(rec, "tokens") for rec in recs]
+    if any(t is not None for t in tokens):
+        out["tokens"] = stats.median(tokens)
     return out
 
 
-def dumps(document: dict[str, Any]) -> bytes:
+def dumps(document: Mapping[str, Any]) -> bytes:
     """The report's bytes: indented, UTF-8, deterministic for the same document."""
+    return encode(document) + b"\n"
+
+
+def encode(value: Any) -> bytes:
+    """``value`` as the report writes it at the top level: indented by two, no final newline."""
     try:
         import orjson
     except ImportError:  # pragma: no cover - orjson is a dependency
-        return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+        return json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
     # Ten times faster than json.dump on a 10,000-transcript report.
-    return orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"
+    return orjson.dumps(value, option=orjson.OPT_INDENT_2)
+
+
+def indented(rec: Mapping[str, Any]) -> bytes:
+    """A transcript record as the report holds it: an element of the ``transcripts`` list,
+    two levels deep. A JSON string has no raw newline, so every line is shifted alike."""
+    return b"    " + encode(rec).replace(b"\n", b"\n    ")
+
+
+def transcripts_json(raw: Iterable[bytes]) -> Iterator[bytes]:
+    """The ``transcripts`` list of the report from its `indented` elements, in pieces."""
+    first = True
+    for data in raw:
+        yield (b"[\n" if first else b",\n") + data
+        first = False
+    yield b"[]" if first else b"\n  ]"
 
 
 def _umask() -> int:
@@ -140,6 +166,12 @@ def write_atomic(path: str, document: dict[str, Any]) -> None:
 
 def write_bytes_atomic(path: str, data: bytes) -> None:
     """Replace ``path`` with ``data`` in one step: the old complete file or the new one, never half."""
+    write_chunks_atomic(path, (data,))
+
+
+def write_chunks_atomic(path: str, chunks: Iterable[bytes]) -> None:
+    """Replace ``path`` with the concatenated ``chunks`` in one step: a failure while they
+    are produced or written leaves the old complete file."""
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".explore-suff-", suffix=".tmp", dir=directory)
@@ -147,8 +179,9 @@ def write_bytes_atomic(path: str, data: bytes) -> None:
         # mkstemp makes the file 0600 and os.replace keeps that: give the report
         # the mode a plain open() would, so artifact uploaders can read it.
         os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+        with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
+            for chunk in chunks:
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

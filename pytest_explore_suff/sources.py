@@ -17,9 +17,11 @@ import io
 import os
 import posixpath
 import tarfile
+import weakref
 import zipfile
 import zlib
 from collections.abc import Callable
+from contextvars import ContextVar, Token
 from typing import BinaryIO
 
 from .jsonl import BUFFER
@@ -42,7 +44,12 @@ def logical_name(name: str) -> str:
 
 
 def is_transcript_name(name: str) -> bool:
-    return name.endswith((".jsonl", ".jsonl.gz"))
+    """A file that may hold a transcript: JSONL (Claude Code, Codex CLI, Gemini CLI's newer
+    form), or a JSON document (Gemini CLI sessions; other ``.json`` files are sniffed and
+    listed as ignored). A Claude subagent's ``.meta.json`` sidecar is read with its subagent."""
+    if name.endswith((".jsonl", ".jsonl.gz")):
+        return True
+    return name.endswith(".json") and not name.endswith(".meta.json")
 
 
 def is_archive(path: str) -> bool:
@@ -164,23 +171,36 @@ class ArchiveSource:
         self.path = path
         self.ignored: list[dict[str, str]] = []
         self.files: list[str] = []  # relative names, in archive order
+        self.sidecars: set[str] = set()  # relative names of the subagents' .meta.json files
         self._extract: Callable[[str], BinaryIO]  # a member's stored bytes; FileNotFoundError if none
+        self._closers: list[Callable[[], None]] = []
+        # Closed by close(), or when garbage collected (a library caller that forgot).
+        self._finalizer = weakref.finalize(self, _close_all, self._closers)
         try:
             if path.lower().endswith(".zip"):
                 self._zip(path)
             else:
                 self._tar(path)
         except (OSError, EOFError, tarfile.TarError, zipfile.BadZipFile, zlib.error) as exc:
+            self.close()
             raise ArchiveError(f"not a readable archive: {exc}") from None
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        self._finalizer()
 
     def _tar(self, path: str) -> None:
         if path.lower().endswith((".tar.gz", ".tgz")):
             raw = IndexedGzip(path)
+            self._closers.append(raw.close)
             # A small buffer: reading a 512-byte header must not inflate a megabyte past it.
             buffered = io.BufferedReader(raw, 1 << 14)
-            tar = tarfile.open(fileobj=buffered, mode="r:")  # noqa: SIM115 - open for the process
+            tar = tarfile.open(fileobj=buffered, mode="r:")  # noqa: SIM115 - closed in close()
         else:
-            tar = tarfile.open(path, mode="r:")  # noqa: SIM115 - open for the process
+            tar = tarfile.open(path, mode="r:")  # noqa: SIM115 - closed in close()
+        self._closers.insert(0, tar.close)
         members = {}
         entries = []
         for info in tar:  # archive order
@@ -204,6 +224,7 @@ class ArchiveSource:
 
     def _zip(self, path: str) -> None:
         archive = zipfile.ZipFile(path)
+        self._closers.append(archive.close)
         entries = []
         for info in archive.infolist():
             if info.is_dir():
@@ -256,21 +277,50 @@ class ArchiveSource:
                 out[rel] = name
                 if is_transcript_name(rel):
                     self.files.append(rel)
+                else:
+                    self.sidecars.add(rel)
         return out
 
     def open(self, rel: str) -> BinaryIO:
-        """A member to read through: read whole in one go, since tarfile's and
-        zipfile's own small reads (and zipfile's readline, in Python) cost more
-        than holding one transcript file in memory."""
+        """A member to read through, streamed: never held whole (a member may inflate to
+        gigabytes), buffered so that reading it line by line is fast; damage found
+        while it is read raises `ArchiveError`."""
         try:
-            data = self._extract(rel).read()
+            fh = self._extract(rel)
         except MEMBER_ERRORS as exc:  # a bad CRC, damaged deflate data, a cut-short member
             raise ArchiveError(f"corrupt archive member: {exc}") from None
-        return _maybe_gunzip(rel, io.BytesIO(data))
+        return io.BufferedReader(_Member(_maybe_gunzip(rel, fh)), BUFFER)
 
     def head(self, rel: str) -> BinaryIO:
         """A member for reading its first lines only (sniffing): streamed."""
         return _maybe_gunzip(rel, self._extract(rel))
+
+
+class _Member(io.RawIOBase):
+    """A streamed member whose damage (found only as it is read) is an `ArchiveError`.
+
+    Raw, to sit under an `io.BufferedReader`: its readline is C, where
+    zipfile's own is Python and several times slower per line."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        super().__init__()
+        self._fh = fh
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        try:
+            data = self._fh.read(len(buffer))
+        except MEMBER_ERRORS as exc:  # a bad CRC, damaged deflate data, a cut-short member
+            raise ArchiveError(f"corrupt archive member: {exc}") from None
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._fh.close()
+        super().close()
 
 
 def _maybe_gunzip(name: str, fh: BinaryIO) -> BinaryIO:
@@ -279,15 +329,59 @@ def _maybe_gunzip(name: str, fh: BinaryIO) -> BinaryIO:
     return fh
 
 
-_SOURCES: dict[str, ArchiveSource] = {}
+def _close_all(closers: list[Callable[[], None]]) -> None:
+    for close in closers:
+        close()
+    closers.clear()
+
+
+class Sources:
+    """The archives a run reads, each listed once and closed together.
+
+    A pytest session owns one (on its config, closed at unconfigure) and makes it
+    the active one while it runs; `archive_source` serves from it. Nothing is
+    cached beyond it: an archive rebuilt between two runs is listed anew.
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[str, ArchiveSource] = {}
+
+    def get(self, path: str) -> ArchiveSource:
+        source = self._open.get(path)
+        if source is None:
+            source = self._open[path] = ArchiveSource(path)
+        return source
+
+    def close(self) -> None:
+        for source in self._open.values():
+            source.close()
+        self._open.clear()
+
+
+_ACTIVE: ContextVar[Sources | None] = ContextVar("explore_suff_sources", default=None)
+
+
+def activate(sources: Sources | None) -> Token[Sources | None]:
+    """Make ``sources`` serve `archive_source` (a session, until `deactivate`)."""
+    return _ACTIVE.set(sources)
+
+
+def deactivate(token: Token[Sources | None]) -> None:
+    try:
+        _ACTIVE.reset(token)
+    except ValueError:  # pragma: no cover - set in another context
+        _ACTIVE.set(None)
+
+
+def active_sources() -> Sources | None:
+    return _ACTIVE.get()
 
 
 def archive_source(path: str) -> ArchiveSource:
-    """The archive at ``path``, listed once per process."""
-    source = _SOURCES.get(path)
-    if source is None:
-        source = _SOURCES[path] = ArchiveSource(path)
-    return source
+    """The archive at ``path``: listed once per session while one is active; otherwise
+    listed for this caller (close it, or it is closed when garbage collected)."""
+    active = _ACTIVE.get()
+    return active.get(path) if active is not None else ArchiveSource(path)
 
 
 def opener(archive: str | None) -> Opener:

@@ -547,3 +547,21 @@ def test_splitting_a_run_into_turn_files_never_changes_a_verdict(plan, cuts):
     at = sorted({c % (len(evs) + 1) for c in cuts})
     parts = [evs[a:b] for a, b in zip([0, *at], [*at, len(evs)], strict=True)]
     assert verdict_of(*(encode(p) for p in parts)) == verdict_of(encode(evs))
+
+
+# --- fast paths against the contract's regexes -------------------------------------
+
+_MARKER_TEXT = st.lists(
+    st.sampled_from(["**`", "`**", "\n**`", "\n", "`", "*", "a", "b.js", "/", " ", "\r", "é"]), max_size=30
+).map("".join)
+
+
+@SETTINGS
+@given(st.one_of(_MARKER_TEXT, st.text(max_size=60)))
+def test_the_marker_fast_path_finds_exactly_what_the_regex_finds(text):
+    import re
+
+    from pytest_explore_suff.classify import _marker
+    from pytest_explore_suff.events import ToolSpec
+
+    assert _marker(ToolSpec.marker)(text) == re.findall(ToolSpec.marker, text, re.M)

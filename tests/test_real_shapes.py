@@ -494,13 +494,15 @@ def test_every_file_of_a_real_shaped_project_folder_is_in_the_report(pytester):
     pytester.runpytest(f"--explore-suff={project}")
     doc = json.loads((pytester.path / "explore-suff.json").read_text(encoding="utf-8"))
     reported = {f for r in doc["transcripts"] for f in r["files"]} | {i["path"] for i in doc["ignored"]}
-    on_disk = {p.relative_to(project).as_posix() for p in project.rglob("*.jsonl")}
-    assert reported == on_disk
+    files = (*project.rglob("*.jsonl"), *project.rglob("*.json"))
+    on_disk = {p.relative_to(project).as_posix() for p in files}
+    assert reported == on_disk  # the subagents' .meta.json sidecars included
     [session] = [r for r in doc["transcripts"] if r["path"] == f"{SID}.jsonl"]
     assert session["files"] == [
         f"{SID}.jsonl",
         f"{SID}/subagents/agent-{AGENT17}.jsonl",
         f"{SID}/subagents/agent-aside_question-77aa01.jsonl",
+        f"{SID}/subagents/agent-{AGENT17}.meta.json",
     ]
     assert [c["thread"] for c in session["calls"]] == ["main"]
     assert session["tools"] == {"explore": 1, "read": 1, "search": 2, "bash": 0, "other": 1}

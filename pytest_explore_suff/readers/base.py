@@ -6,11 +6,12 @@ import os
 import re
 import zlib
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 from ..events import RACE_MARKER, Collector
 from ..jsonl import Undecodable, decode
-from ..sources import ArchiveError
+from ..sources import MEMBER_ERRORS, ArchiveError
 
 #: Line types only interactive session logs write: a file that starts with
 #: them is a session log, whatever identity its first line carries.
@@ -135,6 +136,24 @@ def _why(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
+#: Lines longer than this are corrupt: skipped without being held (``--explore-suff-max-line``).
+MAX_LINE = 64 << 20
+#: The limit of the transcripts read in this context (the plugin sets its option's value).
+max_line: ContextVar[int] = ContextVar("max_line", default=MAX_LINE)
+CHUNK = 1 << 20  # how much of an overlong line is read at a time while it is skipped
+
+
+def _skip_rest(readline: Callable[[int], bytes]) -> bool:
+    """Read past the rest of an overlong line, a chunk at a time, holding none of it.
+    False when the file ended inside it (the line had no newline)."""
+    while True:
+        piece = readline(CHUNK)
+        if not piece:
+            return False
+        if piece[-1:] == b"\n":
+            return True
+
+
 def events(
     path: str,
     collector: Collector,
@@ -148,34 +167,48 @@ def events(
     Counts lines and corrupt lines on ``collector``. A last line without a
     newline that does not decode is a run killed mid-write: a note, not
     corruption. ``links``: also decode results that may link a subagent.
+    A line longer than `max_line` is corrupt, and is never held in memory.
     """
     try:
         stream = collector.open_file(path)
     except (OSError, ArchiveError) as exc:
         raise Unreadable(f"cannot open {os.path.basename(path)}: {_why(exc)}") from None
     corrupt_at: list[int] = []
-    pending: tuple[int, bool] | None = None  # a bad line, unless it turns out to be the last
+    too_long: list[int] = []
+    pending: int | None = None  # a bad line, unless it turns out to be the last
+    number = 0
+    newline = True  # whether the last line read ended with one
+    limit = max_line.get()
+    cap = limit + 1  # a read this long without a newline is a line over the limit
     with stream:
+        # readline is C for files, tar members, gzip streams and the buffered zip
+        # members sources.py hands out: the hot loop, with no generator in between.
+        readline = stream.readline
         try:
-            for number, raw in enumerate(stream, 1):  # the hot loop: no generator in between
+            while raw := readline(cap):
+                number += 1
+                newline = raw[-1:] == b"\n"
+                if not newline and len(raw) == cap:
+                    too_long.append(number)
+                    newline = _skip_rest(readline)
+                    continue
                 line = raw.strip()
                 if not line:
                     continue
-                has_newline = raw[-1:] == b"\n"
                 collector.lines += 1
                 if pending is not None:
-                    corrupt_at.append(pending[0])
+                    corrupt_at.append(pending)
                     pending = None
                 if collector.recognized and not (
                     decode_all or worth_decoding(line, collector, links=links) or (also and also(line))
                 ):
                     if line[:1] != b"{" or line[-1:] != b"}":
-                        pending = (number, has_newline)
+                        pending = number
                     continue
                 try:
                     obj = decode(line)
                 except Undecodable:
-                    pending = (number, has_newline)
+                    pending = number
                     continue
                 if not isinstance(obj, dict):
                     corrupt_at.append(number)
@@ -186,14 +219,24 @@ def events(
                         continue
                     collector.recognized = True
                 yield obj
-        except (OSError, EOFError, zlib.error) as exc:  # removed, a directory, a broken .gz
+        except ArchiveError as exc:  # a damaged member: found as it streams, reported as at its opening
+            raise Unreadable(f"cannot open {os.path.basename(path)}: {_why(exc)}") from None
+        except (OSError, EOFError, zlib.error, *MEMBER_ERRORS) as exc:  # removed, a directory, a broken .gz
             raise Unreadable(f"cannot read {os.path.basename(path)}: {_why(exc)}") from None
     name = os.path.basename(path)
     if pending is not None:
-        if pending[1]:
-            corrupt_at.append(pending[0])
+        if pending != number or newline:
+            corrupt_at.append(pending)
         else:
-            collector.warnings.append(f"{name}: last line {pending[0]} is cut short (run killed mid-write?)")
+            collector.warnings.append(f"{name}: last line {pending} is cut short (run killed mid-write?)")
+    if too_long:
+        collector.lines += len(too_long)
+        corrupt_at = sorted(corrupt_at + too_long)
+        shown = ", ".join(map(str, too_long[:5])) + (", ..." if len(too_long) > 5 else "")
+        collector.warnings.append(
+            f"{name}: {len(too_long)} line(s) longer than {limit} bytes (--explore-suff-max-line) "
+            f"skipped unread (line {shown})"
+        )
     if corrupt_at:
         collector.corrupt += len(corrupt_at)
         shown = ", ".join(map(str, corrupt_at[:5])) + (", ..." if len(corrupt_at) > 5 else "")

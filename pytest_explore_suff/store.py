@@ -1,0 +1,172 @@
+"""Where transcript records wait for the report: on disk, not in memory.
+
+A record (``report.record``) carries a transcript's calls, warnings, runs and
+files: kilobytes each, and a campaign has tens of thousands. `RecordStore`
+writes each record, as it arrives, to a temporary spool file, already encoded
+the way the JSON report holds it, and keeps in memory only a `Slim` view:
+what aggregation, intervals, comparisons and gates read (path, arm, group,
+status, reason, counts, totals). The report is then written by copying the
+spooled bytes (`document.Report.json_chunks`), and whatever else a record holds
+is read back from the spool on first use (``slim["calls"]``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from .report import indented
+
+_KEPT = frozenset({"path", "arm", "group", "status", "reason", "answered", "errored", "concurrent",
+                   "counts", "tools", "runs"})  # fmt: skip
+
+
+class Slim(Mapping[str, Any]):
+    """A record in memory: the fields the aggregates need; the rest from the spool.
+
+    ``runs`` is reduced to one run holding each figure's total over the
+    record's runs (what `report.figures` computes from them, so the same
+    medians); counts, tools and runs are shared between records that agree.
+    """
+
+    __slots__ = (
+        "_store",
+        "_totals",
+        "answered",
+        "arm",
+        "concurrent",
+        "counts",
+        "errored",
+        "group",
+        "path",
+        "reason",
+        "status",
+        "tools",
+    )  # fmt: skip
+
+    def __init__(self, rec: Mapping[str, Any], store: RecordStore) -> None:
+        self.path: str = rec["path"]
+        self.arm: str = _intern(rec["arm"])
+        self.group: str = _intern(rec["group"])
+        self.status: str = _intern(rec["status"])
+        self.reason: str = _intern(rec["reason"]) if len(rec["reason"]) < 200 else rec["reason"]
+        self.answered: int = rec["answered"]
+        self.errored: int = rec["errored"]
+        self.concurrent: int = rec["concurrent"]
+        self.counts: dict[str, int] = store.shared(rec["counts"])
+        self.tools: dict[str, Any] = store.shared(rec.get("tools") or {})
+        self._totals = _totals(rec.get("runs") or ())
+        self._store = store
+
+    @property
+    def runs(self) -> list[dict[str, Any]]:
+        return [dict(self._totals)] if self._totals else []
+
+    def __getitem__(self, key: str) -> Any:
+        if key in _KEPT:
+            return getattr(self, key)
+        return self.full()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.full())
+
+    def __len__(self) -> int:
+        return len(self.full())
+
+    def full(self) -> dict[str, Any]:
+        """The whole record, read back from the spool."""
+        return self._store.full(self.path)
+
+    def raw(self) -> bytes:
+        """The record as the JSON report holds it (an element of ``transcripts``)."""
+        return self._store.raw(self.path)
+
+
+def _intern(text: Any) -> Any:
+    return sys.intern(text) if type(text) is str else text
+
+
+def _totals(runs: Any) -> tuple[tuple[str, Any], ...]:
+    """Per run field, its sum over the runs that have a number for it: what
+    `report.figures` computes of a record's runs (turns, duration, cost, tokens)."""
+    sums: dict[str, list[Any]] = {}
+    for run in runs:
+        if isinstance(run, Mapping):
+            for key, value in run.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    sums.setdefault(key, []).append(value)
+    return tuple((key, sum(values)) for key, values in sums.items())
+
+
+class RecordStore:
+    """Transcript records by path: spooled to a temporary file, a `Slim` view in memory.
+
+    A record for a path already stored replaces it (as a dict would).
+    """
+
+    def __init__(self, directory: str | None = None) -> None:
+        self._file = tempfile.TemporaryFile(prefix="explore-suff-records-", dir=directory)  # noqa: SIM115
+        self._end = 0
+        self._dirty = False
+        self._index: dict[str, tuple[int, int]] = {}
+        self._slim: dict[str, Slim] = {}
+        self._shared: dict[Any, dict[str, Any]] = {}
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        data = indented(rec)  # encode first: a record that cannot be encoded fails here, not at the end
+        path = rec["path"]
+        self._file.write(data)
+        self._index[path] = (self._end, len(data))
+        self._end += len(data)
+        self._dirty = True
+        self._slim[path] = Slim(rec, self)
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._index
+
+    def records(self) -> list[Slim]:
+        """Every record, in arrival order (the first arrival of a path)."""
+        return list(self._slim.values())
+
+    def raw(self, path: str) -> bytes:
+        if self._dirty:
+            self._file.flush()
+            self._dirty = False
+        at, size = self._index[path]
+        data = os.pread(self._file.fileno(), size, at)
+        if len(data) != size:  # pragma: no cover - our own temporary file, cut short
+            raise OSError(f"the record spool lost the record of {path}")
+        return data
+
+    def full(self, path: str) -> dict[str, Any]:
+        from .jsonl import decode
+
+        out: dict[str, Any] = decode(self.raw(path))
+        return out
+
+    def shared(self, mapping: Mapping[str, Any]) -> dict[str, Any]:
+        """One dict for every record with equal (key, value) pairs: they are only read."""
+        try:
+            key = ("d", *mapping.items())
+            hash(key)
+        except TypeError:  # an unhashable value: keep its own copy
+            return dict(mapping)
+        found = self._shared.get(key)
+        if found is None:
+            found = self._shared[key] = dict(mapping)
+        return found
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> RecordStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,184 @@
+"""Scale: records spooled out of memory, the report streamed, members and long lines
+read in bounded memory, archives owned (and closed) by the session that reads them."""
+
+# ruff: noqa: E501
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tarfile
+import tracemalloc
+import warnings
+import zipfile
+from pathlib import Path
+
+import orjson
+import pytest
+from builders import ab_campaign, allocation_run, no_explore_run, sufficient_run
+
+from pytest_explore_suff import judge
+from pytest_explore_suff.document import Coverage, Options, build
+from pytest_explore_suff.readers import base
+from pytest_explore_suff.report import dumps
+from pytest_explore_suff.store import RecordStore
+
+
+def _records() -> list[dict]:
+    out = []
+    for i, (arm, status) in enumerate([("with", "classified"), ("without", "classified"),
+                                       ("with", "skipped"), ("with", "error"), ("without", "classified")]):  # fmt: skip
+        out.append({
+            "path": f"r/run{5 - i}/run-headless-{arm}.jsonl", "files": [f"run{i}.jsonl"], "arm": arm,
+            "group": "r", "run": str(i), "kind": "stream-json", "status": status, "reason": "é \u202e" * i,
+            "flags": {"raced": False, "contaminated": False},
+            "counts": {"explore_again": i, "read_returned": 1, "read_missed": 0, "search": 0, "sufficient": 2},
+            "answered": i + 3, "errored": 0, "concurrent": i % 2, "lines": 10 * i, "corrupt_lines": 0,
+            "warnings": ["w"] * i, "runs": [{"num_turns": i, "duration_ms": 1000 + i, "total_cost_usd": 0.1 * i},
+                                            {"num_turns": 2, "duration_ms": None, "total_cost_usd": 0.3}],
+            "tools": {"explore": i, "read": 2}, "calls": [{"id": str(i), "nested": {"a": [], "b": {}}}] * i,
+        })  # fmt: skip
+    return out
+
+
+def _build(records: list) -> object:
+    return build(
+        campaign="c", options=Options("explore", "codegraph", "m", None, False, "point"),
+        coverage=Coverage(collected=len(records), ran=len(records)), records=records, ignored=[],
+        compare=("with", "without"), baseline=("old.json", _records()),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_the_streamed_report_is_byte_identical_to_the_whole_document(tmp_path, n):
+    records = _records()[:n]
+    with RecordStore(str(tmp_path)) as store:
+        for rec in records:
+            store.add(rec)
+        spooled = _build(store.records())
+        plain = _build(records)
+        expected = dumps(plain.to_json())  # type: ignore[attr-defined]
+        assert b"".join(spooled.json_chunks()) == expected  # type: ignore[attr-defined]
+        assert dumps(spooled.to_json()) == expected  # type: ignore[attr-defined]
+        assert b"".join(plain.json_chunks()) == expected  # type: ignore[attr-defined]
+
+
+def test_a_spooled_record_reads_back_whole_and_keeps_little_in_memory(tmp_path):
+    rec = _records()[3]
+    with RecordStore(str(tmp_path)) as store:
+        store.add(rec)
+        slim = store.records()[0]
+        assert slim["calls"] == rec["calls"] and slim.full() == json.loads(orjson.dumps(rec))
+        assert not hasattr(slim, "__dict__")  # slots only: no per-record dict
+
+
+def _campaign(root: Path, runs: int) -> Path:
+    return ab_campaign(
+        root, with_runs=[sufficient_run() for _ in range(runs)], without_runs=[no_explore_run()]
+    )
+
+
+def _zip(root: Path, out: Path) -> Path:
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as z:
+        for f in sorted(root.rglob("*.jsonl")):
+            z.write(f, f.relative_to(root.parent).as_posix())
+    return out
+
+
+@pytest.mark.parametrize("kind", ["zip", "tar"])
+def test_two_runs_in_one_process_read_the_archive_as_it_is_at_each_run(pytester, kind):
+    out = pytester.path / f"c.{kind}"
+
+    def pack(runs: int) -> None:
+        root = _campaign(pytester.path / f"c{runs}" / "c", runs)
+        if kind == "zip":
+            _zip(root, out)
+        else:
+            with tarfile.open(out, "w") as t:
+                t.add(root, arcname="c")
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        counts = []
+        for runs in (1, 2):
+            pack(runs)
+            assert (
+                pytest.main(
+                    [f"--explore-suff={out}", "--explore-suff-json=r.json", "-q", "-p", "no:cacheprovider"]
+                )
+                == 0
+            )
+            counts.append(len(json.loads((pytester.path / "r.json").read_text())["transcripts"]))
+    assert counts == [2, 3]
+
+
+def test_the_library_judge_closes_the_archive_it_opened(tmp_path):
+    root = _campaign(tmp_path / "c", 1)
+    archive = _zip(root, tmp_path / "c.zip")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ResourceWarning)
+        verdict, _ = judge("stream-json", ["express/run1/run-headless-with.jsonl"], archive=str(archive))
+    assert verdict.counts["sufficient"] == 1
+
+
+def test_a_line_longer_than_the_limit_is_corrupt_and_the_rest_is_read(tmp_path):
+    run = allocation_run()
+    lines = run.lines()
+    path = tmp_path / "run-headless-with.jsonl"
+    long = '{"type": "user", "pad": "' + "x" * 5000 + '"}'
+    path.write_text("\n".join([lines[0], long, *lines[1:], long]) + "\n")
+    token = base.max_line.set(1000)
+    try:
+        verdict, collector = judge("stream-json", [str(path)])
+    finally:
+        base.max_line.reset(token)
+    assert verdict.counts["read_returned"] == 1
+    assert collector.corrupt == 2
+    assert any("longer than 1000 bytes" in w and "line 2, " in w for w in collector.warnings)
+
+
+def test_the_line_reader_holds_no_more_than_the_limit_of_a_long_line(tmp_path):
+    run = allocation_run()
+    lines = run.lines()
+    path = tmp_path / "run-headless-with.jsonl"
+    with path.open("w") as fh:  # one 50 MB line in the middle of a transcript
+        fh.write(lines[0] + "\n" + '{"pad": "' + "x" * (50 * base.CHUNK) + '"}\n')
+        fh.write("\n".join(lines[1:]) + "\n")
+    token = base.max_line.set(3 * base.CHUNK)
+    tracemalloc.start()
+    try:
+        verdict, collector = judge("stream-json", [str(path)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        base.max_line.reset(token)
+    assert verdict.counts["read_returned"] == 1
+    assert collector.corrupt == 1
+    assert peak < 8 * base.CHUNK  # the limit, the read buffer and a chunk: not the 50 MB line
+
+
+def test_max_line_option_and_ini(pytester):
+    root = ab_campaign(pytester.path / "c", with_runs=[allocation_run()], without_runs=[])
+    f = root / "express" / "run1" / "run-headless-with.jsonl"
+    f.write_text(f.read_text() + '{"type": "user", "pad": "' + "y" * 3000 + '"}\n')
+    result = pytester.runpytest(f"--explore-suff={root}", "--explore-suff-max-line=2k", "-W", "default")
+    result.stdout.fnmatch_lines(["*1 line(s) longer than 2048 bytes (--explore-suff-max-line)*"])
+    pytester.makeini("[pytest]\nexplore_suff_max_line = nonsense\n")
+    result = pytester.runpytest(f"--explore-suff={root}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_the_report_no_longer_carries_records_once_they_are_spooled(pytester):
+    root = _campaign(pytester.path / "c", 2)
+    pytester.makeconftest(
+        """
+        seen = []
+        def pytest_terminal_summary(terminalreporter):
+            reps = [r for r in terminalreporter.stats.get("passed", []) if r.when == "call"]
+            terminalreporter.write_line(f"CARRYING {sum(hasattr(r, 'explore_suff') for r in reps)} of {len(reps)}")
+        """
+    )
+    result = pytester.runpytest(f"--explore-suff={root}", "-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["CARRYING 0 of 3"])
+    shutil.rmtree(root)
+    assert not os.path.exists(root)
