@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import zlib
@@ -161,12 +162,17 @@ def events(
     decode_all: bool = False,
     also: Callable[[bytes], bool] | None = None,
     links: bool = False,
+    worth: Callable[[bytes], bool] | None = None,
+    recognize: Callable[[dict[str, Any]], bool] = looks_like_event,
 ) -> Iterator[dict[str, Any]]:
     """Yield the decoded event objects of one file that are worth decoding.
 
     Counts lines and corrupt lines on ``collector``. A last line without a
     newline that does not decode is a run killed mid-write: a note, not
     corruption. ``links``: also decode results that may link a subagent.
+    Other agents' readers give their own cheap byte test (``worth``: can the
+    line change a verdict?) and their own ``recognize`` for a line that proves
+    the file is a transcript of theirs.
     A line longer than `max_line` is corrupt, and is never held in memory.
     """
     try:
@@ -184,6 +190,7 @@ def events(
         # readline is C for files, tar members, gzip streams and the buffered zip
         # members sources.py hands out: the hot loop, with no generator in between.
         readline = stream.readline
+        keep = worth or functools.partial(worth_decoding, collector=collector, links=links)
         try:
             while raw := readline(cap):
                 number += 1
@@ -199,9 +206,7 @@ def events(
                 if pending is not None:
                     corrupt_at.append(pending)
                     pending = None
-                if collector.recognized and not (
-                    decode_all or worth_decoding(line, collector, links=links) or (also and also(line))
-                ):
+                if collector.recognized and not (decode_all or keep(line) or (also and also(line))):
                     if line[:1] != b"{" or line[-1:] != b"}":
                         pending = number
                     continue
@@ -215,7 +220,7 @@ def events(
                     continue
                 if not collector.recognized:
                     # Until a line proves this is a transcript, every line is decoded.
-                    if not looks_like_event(obj):
+                    if not recognize(obj):
                         continue
                     collector.recognized = True
                 yield obj

@@ -30,18 +30,14 @@ figure.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shlex
-import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from ..events import RACE_MARKER, Collector
-from ..jsonl import Undecodable, decode
-from ..sources import ArchiveError
-from .base import Unreadable, _why
+from .base import events
 
 #: ``type`` of a current-shape line.
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
@@ -69,6 +65,7 @@ _HEAD = 512
 _OUTPUT_TYPE = re.compile(rb'"type"\s*:\s*"(?:custom_tool_call_output|function_call_output)"')
 _CALL_ID = re.compile(rb'"call_id"\s*:\s*"((?:[^"\\]|\\.)*)"')
 _TOKEN_COUNT = b'"token_count"'
+_RACE = RACE_MARKER.encode()
 _EVENT_MSG = re.compile(rb'"type"\s*:\s*"event_msg"')
 
 
@@ -84,69 +81,6 @@ def looks_like_rollout(obj: dict[str, Any]) -> bool:
     if isinstance(kind, str) and kind in ("function_call", "local_shell_call", "custom_tool_call"):
         return "call_id" in obj or ("id" in obj and "status" in obj)
     return False
-
-
-def json_lines(
-    path: str,
-    collector: Collector,
-    recognize: Callable[[dict[str, Any]], bool],
-    skip: Callable[[bytes], bool] | None = None,
-) -> Iterator[dict[str, Any]]:
-    """The decoded JSON objects of one file, line by line, for the other agents' readers.
-
-    Lines are counted on ``collector``; a line that does not decode (or is not
-    an object) is corrupt, unless it is the last one and has no newline (a run
-    killed mid-write: a note). Until ``recognize`` accepts a line the file is
-    not proved to be a transcript, and nothing is yielded. ``skip``: a cheap
-    byte test for lines that cannot change a verdict (still checked for being
-    object-shaped).
-    """
-    try:
-        stream = collector.open_file(path)
-    except (OSError, ArchiveError) as exc:
-        raise Unreadable(f"cannot open {os.path.basename(path)}: {_why(exc)}") from None
-    corrupt_at: list[int] = []
-    pending: tuple[int, bool] | None = None
-    with stream:
-        try:
-            for number, raw in enumerate(stream, 1):
-                line = raw.strip()
-                if not line:
-                    continue
-                collector.lines += 1
-                if pending is not None:
-                    corrupt_at.append(pending[0])
-                    pending = None
-                has_newline = raw[-1:] == b"\n"
-                if collector.recognized and skip is not None and skip(line):
-                    if line[:1] != b"{" or line[-1:] != b"}":
-                        pending = (number, has_newline)
-                    continue
-                try:
-                    obj = decode(line)
-                except Undecodable:
-                    pending = (number, has_newline)
-                    continue
-                if not isinstance(obj, dict):
-                    corrupt_at.append(number)
-                    continue
-                if not collector.recognized:
-                    if not recognize(obj):
-                        continue
-                    collector.recognized = True
-                yield obj
-        except (OSError, EOFError, zlib.error) as exc:
-            raise Unreadable(f"cannot read {os.path.basename(path)}: {_why(exc)}") from None
-    name = os.path.basename(path)
-    if pending is not None:
-        if pending[1]:
-            corrupt_at.append(pending[0])
-        else:
-            collector.warnings.append(f"{name}: last line {pending[0]} is cut short (run killed mid-write?)")
-    if corrupt_at:
-        collector.corrupt += len(corrupt_at)
-        shown = ", ".join(map(str, corrupt_at[:5])) + (", ..." if len(corrupt_at) > 5 else "")
-        collector.warnings.append(f"{name}: {len(corrupt_at)} corrupt line(s) skipped (line {shown})")
 
 
 def script_of(command: Any) -> str:
@@ -264,20 +198,20 @@ class _Rollout:
     def boundary(self) -> None:
         self.in_response = False
 
-    def skip(self, line: bytes) -> bool:
-        """Bulky lines that cannot change a verdict: outputs nobody waits for, UI events."""
+    def worth(self, line: bytes) -> bool:
+        """Whether a line can change a verdict: not an output nobody waits for, nor a UI event."""
         head = line[:_HEAD]
         if _OUTPUT_TYPE.search(head):
-            if RACE_MARKER.encode() in line:
-                return False
+            if _RACE in line:
+                return True
             m = _CALL_ID.search(line)
             if m is None or m.group(1) in self.wanted:
-                return False
-            # Still a boundary between model responses.
+                return True
+            # Skipped, but still a boundary between model responses.
             self.boundary()
             self.c.skipped_results += 1
-            return True
-        return _EVENT_MSG.search(head) is not None and _TOKEN_COUNT not in head
+            return False
+        return _EVENT_MSG.search(head) is None or _TOKEN_COUNT in head
 
     def call(self, call_id: Any, name: str, data: Any) -> None:
         """One tool call, mapped onto the contract's notions."""
@@ -358,7 +292,9 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     """Feed a Codex rollout to ``collector`` (one file; a transcript is one rollout)."""
     state = _Rollout(collector)
     for path in files:
-        for obj in json_lines(path, collector, looks_like_rollout, None if decode_all else state.skip):
+        for obj in events(
+            path, collector, decode_all=decode_all, worth=state.worth, recognize=looks_like_rollout
+        ):
             state.stamp(obj)
             kind = obj.get("type")
             payload = obj.get("payload")

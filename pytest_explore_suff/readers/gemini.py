@@ -35,8 +35,8 @@ from typing import Any
 from ..events import Collector
 from ..jsonl import Undecodable, decode
 from ..sources import ArchiveError, logical_name
-from .base import NotATranscript, Unreadable, _why
-from .codex import json_lines, timestamp_ms
+from .base import NotATranscript, Unreadable, _why, events
+from .codex import timestamp_ms
 
 #: The largest session document read (bytes). The whole document is held in
 #: memory while it is decoded; real sessions are a few MB.
@@ -263,7 +263,7 @@ def _replay(path: str, collector: Collector) -> tuple[list[Any], dict[str, Any]]
         message = obj.get("type") in ("user", "gemini", "info") and "content" in obj
         return message and "id" in obj and "timestamp" in obj
 
-    for obj in json_lines(path, collector, recognize):
+    for obj in events(path, collector, decode_all=True, recognize=recognize):
         if "$set" in obj:
             update = obj["$set"]
             if isinstance(update, dict):
