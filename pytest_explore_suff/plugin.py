@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import linecache
 import os
 import re
 from collections.abc import Iterator
@@ -509,7 +510,10 @@ class TranscriptItem(pytest.Item):
         # The record first: whatever a warning filter turns the notes below into,
         # the transcript is in the report.
         self.record = record(t, status=status, reason=reason, verdict=verdict, collector=collector)
-        for note in (*t.notes, *collector.warnings):
+        notes = (*t.notes, *collector.warnings)
+        if notes:
+            _no_source_line(self.location[0])
+        for note in notes:
             # Located at the transcript (reportinfo), not at this line of the plugin.
             self.warn(ExploreSuffWarning(clean(note)))
         if failing:
@@ -537,6 +541,17 @@ class TranscriptItem(pytest.Item):
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _no_source_line(filename: str) -> None:
+    """Keep the warnings machinery from reading a transcript to quote its "source line".
+
+    A warning located at a file is shown with that file's line, and linecache
+    reads the whole file for it: gigabytes, for a transcript with one huge
+    line. An entry with no lines and no mtime is served as is, never read from
+    disk nor invalidated (linecache treats it as loaded by a module loader).
+    """
+    linecache.cache.setdefault(filename, (0, None, [], filename))
 
 
 @contextlib.contextmanager

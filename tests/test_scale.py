@@ -182,3 +182,18 @@ def test_the_report_no_longer_carries_records_once_they_are_spooled(pytester):
     result.stdout.fnmatch_lines(["CARRYING 0 of 3"])
     shutil.rmtree(root)
     assert not os.path.exists(root)
+
+
+def test_a_transcript_warning_never_makes_linecache_read_the_transcript(pytester):
+    # Python's warnings quote the "source line" of a warning's location, and
+    # linecache reads the whole file for it: gigabytes for a transcript.
+    import linecache
+
+    root = _campaign(pytester.path / "c", 1)
+    [path] = list(root.rglob("run-headless-with.jsonl"))
+    path.write_text(path.read_text() + "not json\n" + path.read_text())
+    linecache.clearcache()
+    result = pytester.runpytest(f"--explore-suff={root}", "-W", "always::UserWarning")
+    result.assert_outcomes(passed=2, warnings=1)
+    read = [k for k, v in linecache.cache.items() if k.endswith(".jsonl") and v[2]]
+    assert read == []

@@ -144,15 +144,47 @@ max_line: ContextVar[int] = ContextVar("max_line", default=MAX_LINE)
 CHUNK = 1 << 20  # how much of an overlong line is read at a time while it is skipped
 
 
-def _skip_rest(readline: Callable[[int], bytes]) -> bool:
-    """Read past the rest of an overlong line, a chunk at a time, holding none of it.
-    False when the file ended inside it (the line had no newline)."""
+def _long_line(start: bytes, readline: Callable[[int], bytes], limit: int) -> bytes | None:
+    """The rest of a line longer than a chunk, read a chunk at a time: the whole
+    line, or None when it is longer than ``limit`` (then read past, not held)."""
+    pieces = [start]
+    size = len(start)
     while True:
         piece = readline(CHUNK)
         if not piece:
-            return False
+            break
+        size += len(piece)
+        if size > limit + 1:  # over the limit (newline excluded): drop it, skip the rest
+            pieces.clear()
+            while piece[-1:] != b"\n" and (piece := readline(CHUNK)):
+                pass
+            return None
+        pieces.append(piece)
         if piece[-1:] == b"\n":
-            return True
+            break
+    return b"".join(pieces)
+
+
+class _Lines:
+    """Line numbers: how many, and the first `SHOWN` of them (for a warning)."""
+
+    SHOWN = 5
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first: list[int] = []
+
+    def add(self, number: int) -> None:
+        self.count += 1
+        if len(self.first) < self.SHOWN:
+            self.first.append(number)
+
+    def merge(self, other: _Lines) -> None:
+        self.count += other.count
+        self.first = sorted(self.first + other.first)[: self.SHOWN]
+
+    def __str__(self) -> str:
+        return ", ".join(map(str, self.first)) + (", ..." if self.count > self.SHOWN else "")
 
 
 def events(
@@ -179,32 +211,40 @@ def events(
         stream = collector.open_file(path)
     except (OSError, ArchiveError) as exc:
         raise Unreadable(f"cannot open {os.path.basename(path)}: {_why(exc)}") from None
-    corrupt_at: list[int] = []
-    too_long: list[int] = []
+    # A file of a million garbage lines must not make a list of a million numbers:
+    # the counts, and the first few line numbers for the warnings.
+    corrupt_at = _Lines()
+    too_long = _Lines()
     pending: int | None = None  # a bad line, unless it turns out to be the last
     number = 0
     newline = True  # whether the last line read ended with one
     limit = max_line.get()
-    cap = limit + 1  # a read this long without a newline is a line over the limit
     with stream:
         # readline is C for files, tar members, gzip streams and the buffered zip
         # members sources.py hands out: the hot loop, with no generator in between.
         readline = stream.readline
         keep = worth or functools.partial(worth_decoding, collector=collector, links=links)
         try:
-            while raw := readline(cap):
+            while raw := readline(CHUNK):
                 number += 1
-                newline = raw[-1:] == b"\n"
-                if not newline and len(raw) == cap:
-                    too_long.append(number)
-                    newline = _skip_rest(readline)
+                if raw[-1:] != b"\n" and len(raw) == CHUNK:  # a line longer than a chunk
+                    whole = _long_line(raw, readline, limit)
+                    if whole is None:
+                        too_long.add(number)
+                        newline = True  # had it one or not, the line is reported as too long
+                        continue
+                    raw = whole
+                elif len(raw) > limit and len(raw.rstrip(b"\n")) > limit:  # a limit below a chunk
+                    too_long.add(number)
+                    newline = True
                     continue
+                newline = raw[-1:] == b"\n"
                 line = raw.strip()
                 if not line:
                     continue
                 collector.lines += 1
                 if pending is not None:
-                    corrupt_at.append(pending)
+                    corrupt_at.add(pending)
                     pending = None
                 if collector.recognized and not (decode_all or keep(line) or (also and also(line))):
                     if line[:1] != b"{" or line[-1:] != b"}":
@@ -216,7 +256,7 @@ def events(
                     pending = number
                     continue
                 if not isinstance(obj, dict):
-                    corrupt_at.append(number)
+                    corrupt_at.add(number)
                     continue
                 if not collector.recognized:
                     # Until a line proves this is a transcript, every line is decoded.
@@ -231,18 +271,16 @@ def events(
     name = os.path.basename(path)
     if pending is not None:
         if pending != number or newline:
-            corrupt_at.append(pending)
+            corrupt_at.add(pending)
         else:
             collector.warnings.append(f"{name}: last line {pending} is cut short (run killed mid-write?)")
-    if too_long:
-        collector.lines += len(too_long)
-        corrupt_at = sorted(corrupt_at + too_long)
-        shown = ", ".join(map(str, too_long[:5])) + (", ..." if len(too_long) > 5 else "")
+    if too_long.count:
+        collector.lines += too_long.count
         collector.warnings.append(
-            f"{name}: {len(too_long)} line(s) longer than {limit} bytes (--explore-suff-max-line) "
-            f"skipped unread (line {shown})"
+            f"{name}: {too_long.count} line(s) longer than {limit} bytes (--explore-suff-max-line) "
+            f"skipped unread (line {too_long})"
         )
-    if corrupt_at:
-        collector.corrupt += len(corrupt_at)
-        shown = ", ".join(map(str, corrupt_at[:5])) + (", ..." if len(corrupt_at) > 5 else "")
-        collector.warnings.append(f"{name}: {len(corrupt_at)} corrupt line(s) skipped (line {shown})")
+        corrupt_at.merge(too_long)
+    if corrupt_at.count:
+        collector.corrupt += corrupt_at.count
+        collector.warnings.append(f"{name}: {corrupt_at.count} corrupt line(s) skipped (line {corrupt_at})")
