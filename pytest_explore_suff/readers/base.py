@@ -179,10 +179,6 @@ class _Lines:
         if len(self.first) < self.SHOWN:
             self.first.append(number)
 
-    def merge(self, other: _Lines) -> None:
-        self.count += other.count
-        self.first = sorted(self.first + other.first)[: self.SHOWN]
-
     def __str__(self) -> str:
         return ", ".join(map(str, self.first)) + (", ..." if self.count > self.SHOWN else "")
 
@@ -274,13 +270,13 @@ def events(
             corrupt_at.add(pending)
         else:
             collector.warnings.append(f"{name}: last line {pending} is cut short (run killed mid-write?)")
-    if too_long.count:
+    if too_long.count:  # corrupt lines too, with a warning of their own
         collector.lines += too_long.count
+        collector.corrupt += too_long.count
         collector.warnings.append(
             f"{name}: {too_long.count} line(s) longer than {limit} bytes (--explore-suff-max-line) "
             f"skipped unread (line {too_long})"
         )
-        corrupt_at.merge(too_long)
     if corrupt_at.count:
         collector.corrupt += corrupt_at.count
         collector.warnings.append(f"{name}: {corrupt_at.count} corrupt line(s) skipped (line {corrupt_at})")
