@@ -19,63 +19,27 @@ that fails), renders the report with ``pytest_explore_suff.html`` and takes a
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WIDTH = 1280
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the tests' browser and plugin run, reused
+
+from test_html import run_plugin  # noqa: E402
+from test_html_browser import chrome  # noqa: E402
 
 
 def example_report(workdir: Path) -> Path:
-    """Run the plugin on the example campaign, with a gate, and return its JSON report."""
-    report = workdir / "report.json"
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "--rootdir",
-        str(workdir),
-        f"--explore-suff={ROOT / 'examples' / 'new-vs-baseline'}",
-        f"--explore-suff-json={report}",
-        "--min-sufficient=0.4",
-        "--max-read-returned=0.2",
-    ]
-    subprocess.run(cmd, cwd=workdir, check=False, stdout=subprocess.DEVNULL)
-    if not report.exists():
-        raise SystemExit(f"the plugin wrote no report: {' '.join(cmd)}")
-    return report
-
-
-def driver(width: int = WIDTH, height: int = 1000):  # type: ignore[no-untyped-def]
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    opts = webdriver.ChromeOptions()
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--hide-scrollbars",
-        "--force-device-scale-factor=1",
-        f"--window-size={width},{height}",
-    ):
-        opts.add_argument(arg)
-    binary = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
-    if binary:
-        opts.binary_location = binary
-    path = shutil.which("chromedriver")
-    return webdriver.Chrome(options=opts, service=Service(path) if path else Service())
+    """Run the plugin on the example campaign, with gates, and return its JSON report."""
+    example = ROOT / "examples" / "new-vs-baseline"
+    run_plugin(workdir, example, "--min-sufficient=0.4", "--max-read-returned=0.2")
+    return workdir / "report.json"
 
 
 def screenshot(html: Path, out: Path, max_height: int = 2600) -> None:
-    d = driver()
+    d = chrome(WIDTH)
     try:
         d.get(html.resolve().as_uri())
         height = int(d.execute_script("return document.documentElement.scrollHeight"))
@@ -98,7 +62,6 @@ def main() -> int:
     parser.add_argument("--html", type=Path)
     parser.add_argument("--height", type=int, default=2600)
     args = parser.parse_args()
-    sys.path.insert(0, str(ROOT))
     from pytest_explore_suff.html import write_html_atomic
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -27,30 +27,41 @@ def _browser() -> tuple[str | None, str | None]:
     return binary, shutil.which("chromedriver")
 
 
-@pytest.fixture(scope="module")
-def driver() -> Iterator[Any]:
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        pytest.skip("browser tests need selenium: pip install selenium")
+def chrome(width: int = 1280, height: int = 1000) -> Any:
+    """Headless Chromium through selenium, sized to ``width`` x ``height`` CSS pixels
+    (also what docs/make_screenshot.py takes its screenshot with)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
     binary, chromedriver = _browser()
-    if binary is None or chromedriver is None:
-        pytest.skip("browser tests need Chromium and chromedriver: apt-get install chromium chromium-driver")
     opts = webdriver.ChromeOptions()
     for arg in (
         "--headless=new",
         "--no-sandbox",
         "--disable-gpu",
         "--disable-dev-shm-usage",
+        "--hide-scrollbars",
         "--force-device-scale-factor=1",
-        "--window-size=1280,1000",
+        f"--window-size={width},{height}",
     ):
         opts.add_argument(arg)
-    opts.binary_location = binary
+    if binary:
+        opts.binary_location = binary
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    return webdriver.Chrome(options=opts, service=Service(chromedriver) if chromedriver else Service())
+
+
+@pytest.fixture(scope="module")
+def driver() -> Iterator[Any]:
     try:
-        d = webdriver.Chrome(options=opts, service=Service(chromedriver))
+        import selenium  # noqa: F401
+    except ImportError:
+        pytest.skip("browser tests need selenium: pip install selenium")
+    binary, chromedriver = _browser()
+    if binary is None or chromedriver is None:
+        pytest.skip("browser tests need Chromium and chromedriver: apt-get install chromium chromium-driver")
+    try:
+        d = chrome()
     except Exception as exc:  # a browser that cannot start in this sandbox
         pytest.skip(f"headless Chromium did not start: {str(exc).splitlines()[0]}")
     yield d
