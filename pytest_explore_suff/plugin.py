@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
 import linecache
 import os
 import re
@@ -22,7 +21,7 @@ from .document import Coverage, Options, Report, build
 from .events import ToolSpec
 from .gates import GATES, Gate, parse_threshold
 from .readers import TranscriptError
-from .readers.base import MAX_LINE, max_line
+from .readers.base import MAX_LINE
 from .report import record, write_atomic, write_chunks_atomic
 from .sources import ARCHIVE_SUFFIXES, ArchiveError, Sources, activate, deactivate, is_archive
 from .store import RecordStore
@@ -491,8 +490,7 @@ class TranscriptItem(pytest.Item):
         settings = self.config.stash[settings_key]
         t = self.transcript
         try:
-            with _line_limit(settings.max_line):
-                verdict, collector = judge(t.kind, t.files, settings.spec, t.archive)
+            verdict, collector = judge(t.kind, t.files, settings.spec, t.archive, max_line=settings.max_line)
         except TranscriptError as exc:
             self.record = record(t, status="error", reason=str(exc))
             raise
@@ -552,15 +550,6 @@ def _no_source_line(filename: str) -> None:
     disk nor invalidated (linecache treats it as loaded by a module loader).
     """
     linecache.cache.setdefault(filename, (0, None, [], filename))
-
-
-@contextlib.contextmanager
-def _line_limit(limit: int) -> Iterator[None]:
-    token = max_line.set(limit)
-    try:
-        yield
-    finally:
-        max_line.reset(token)
 
 
 @pytest.hookimpl(wrapper=True)
