@@ -763,10 +763,10 @@ def explode_on(name: str) -> Any:
 
     real = plugin.judge
 
-    def judge(kind: str, files: Any, *args: Any) -> Any:
+    def judge(kind: str, files: Any, *args: Any, **kwargs: Any) -> Any:
         if str(files[0]).endswith(name):
             raise RuntimeError("a bug in the classifier")
-        return real(kind, files, *args)
+        return real(kind, files, *args, **kwargs)
 
     return judge
 
