@@ -300,9 +300,11 @@ class Rates:
 PROFILES: dict[str, dict[str, Any]] = {
     "default": {},
     # A 95 MB, 400-transcript campaign: explore responses 28% of the bytes (median
-    # 27 KB, p90 52 KB, ~2.4 explore calls per transcript), Read results ~64%.
+    # 27 KB, p90 52 KB, ~2.4 explore calls per transcript), Read results ~64%. Both
+    # arms have the tool (a new build against an old one), so every transcript explores.
     "explore-heavy": {
-        "rates": {"explore_weight": 1000, "explore_median": 27_000, "explore_sigma": 0.511,
+        "arms": ("new", "old"),
+        "rates": {"explore_weight": 60, "explore_median": 27_000, "explore_sigma": 0.511,
                   "explore_max": 200_000, "explore_sidecar": False},
         "mb_per_transcript": 0.2375,
         "budget_factor": 0.6,  # a transcript overshoots its budget by its last (large) Read
@@ -340,11 +342,12 @@ class Writer:
         rates: Rates,
         small: bool,
         stats: Stats,
+        explores: bool,
     ) -> None:
         self.rng, self.pools, self.repo, self.arm = rng, pools, repo, arm
         self.root, self.rel, self.budget, self.rates, self.small = root, rel, budget, rates, small
         self.stats = stats
-        self.explores = arm == "with"
+        self.explores = explores
         self.session = self.uuid()
         self.bytes = 0
         self.fh: BinaryIO | None = None
@@ -896,7 +899,9 @@ def generate(
     seed: int,
     rates: Rates,
     budget_factor: float = 1.0,
+    arms: tuple[str, str] = ("with", "without"),
 ) -> Stats:
+    """Write the campaign; only an arm named ``without`` runs without the explore tool."""
     rng = random.Random(seed)
     pools = Pools(rng)
     is_small = small is not None
@@ -918,11 +923,12 @@ def generate(
         if arm == 0:
             runs_per_repo[repo] = runs_per_repo.get(repo, 0) + 1
         run = runs_per_repo[repo]
-        arm_name = ("with", "without")[arm]
+        arm_name = arms[arm]
         rel = f"{repo}/run{run}/run-headless-{arm_name}.jsonl"
         Writer(
             rng=random.Random(f"{seed}:{rel}"), pools=pools, repo=repos[repo], arm=arm_name, root=root,
             rel=rel, budget=budgets[i], rates=rates, small=is_small, stats=stats,
+            explores=arm_name != "without",
         ).write()  # fmt: skip
     return stats
 
@@ -962,7 +968,8 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     stats = generate(root, size_mb=args.size_mb, transcripts=args.transcripts, small=args.small,
                      seed=args.seed, rates=rates,
-                     budget_factor=profile.get("budget_factor", 1.0))  # fmt: skip
+                     budget_factor=profile.get("budget_factor", 1.0),
+                     arms=profile.get("arms", ("with", "without")))  # fmt: skip
     elapsed = time.perf_counter() - t0
     if args.truth:
         with open(args.truth, "wb") as fh:

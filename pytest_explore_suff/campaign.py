@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -50,7 +51,7 @@ _CHECKPOINT = re.compile(rb'\[\s*\{\s*"(?:role|parts)"\s*:')
 PROMPT_LOG = "logs.json"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Transcript:
     """One transcript: its files (main first) and what the campaign layout says of it."""
 
@@ -350,6 +351,8 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         rels = tuple(actual[f] for f in (rel, *turn_files, *subs))
         # The report names every file a transcript was read from, sidecars included.
         metas = tuple(meta for f in subs if has_sidecar(meta := f[: -len(".jsonl")] + ".meta.json"))
+        # Arms, groups and runs repeat across thousands of transcripts: one string each.
+        arm, group, run = sys.intern(arm), sys.intern(group), sys.intern(run)
         campaign.transcripts.append(
             Transcript(shown_path, kind, tuple(locate(f) for f in rels), arm, group, run,
                        tuple(notes.get(rel, ())), rels + metas, archive, agent)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import linecache
 import os
 import re
@@ -484,7 +485,7 @@ class TranscriptItem(pytest.Item):
         for keyword in (transcript.arm, transcript.group, transcript.kind, transcript.agent):
             if keyword:
                 self.extra_keyword_matches.add(keyword)
-        self.user_properties += [("arm", transcript.arm), ("group", transcript.group)]
+        self.user_properties += [_property("arm", transcript.arm), _property("group", transcript.group)]
 
     def runtest(self) -> None:
         settings = self.config.stash[settings_key]
@@ -516,7 +517,10 @@ class TranscriptItem(pytest.Item):
             self.warn(ExploreSuffWarning(clean(note)))
         if failing:
             raise TranscriptError(reason)
-        self.user_properties += [("answered", verdict.answered), ("sufficient", verdict.counts["sufficient"])]
+        self.user_properties += [
+            _property("answered", verdict.answered),
+            _property("sufficient", verdict.counts["sufficient"]),
+        ]
         if excluded:
             raise pytest.skip.Exception(f"excluded: {reason}", _use_item_location=True)
 
@@ -537,8 +541,27 @@ class TranscriptItem(pytest.Item):
         t = self.transcript
         return t.archive or t.files[0], 0, f"transcript {clean(t.path)} [{clean(t.arm)}]"
 
+    @functools.cached_property
+    def location(self) -> tuple[str, int | None, str]:
+        # pytest's own makes Paths of every item's file and asks bestrelpath: a tenth of a
+        # millisecond per item, each item's file being another. For a normalized absolute
+        # path its answer is os.path.relpath's, plain string work.
+        path, line, domain = self.reportinfo()
+        if os.path.isabs(path) and os.path.normpath(path) == path:
+            try:
+                return os.path.relpath(path, self.config.rootpath), line, domain
+            except ValueError:  # Windows: another drive
+                pass
+        return super().location
+
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _property(name: str, value: Any) -> tuple[str, Any]:
+    """A user property: the same few pairs recur on thousands of items, kept to the end."""
+    return (name, value)
 
 
 def _no_source_line(filename: str) -> None:
@@ -573,6 +596,8 @@ class Reporter:
         self.deselected: set[str] = set()
         self.report: Report | None = None
         self.write_errors: list[str] = []
+        # nodeid -> (keywords, user_properties) of the item's latest report, until its teardown
+        self._shared: dict[str, tuple[Any, list[Any]]] = {}
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -582,6 +607,35 @@ class Reporter:
             # The terminal reporter keeps every report to the end: without its record,
             # a report weighs what pytest's own do (other plugins saw it: this runs last).
             delattr(report, RECORD_ATTR)
+        self._share(report)
+
+    def _share(self, report: pytest.TestReport) -> None:
+        """One copy of what an item's setup, call and teardown reports repeat.
+
+        pytest builds each report with its own dict of every keyword of the item
+        and its own list of user properties, and the terminal reporter keeps all
+        three reports to the end: about a kilobyte per transcript. Equal values
+        are swapped for the item's first copy once every plugin has seen the
+        report (this runs last); under xdist, here on the controller.
+        """
+        nodeid = report.nodeid
+        kept = self._shared.get(nodeid)
+        if kept is not None:
+            keywords, properties = kept
+            if report.keywords == keywords:
+                report.keywords = keywords
+            else:
+                keywords = report.keywords
+            if report.user_properties == properties:
+                report.user_properties = properties
+            else:
+                properties = report.user_properties
+        else:
+            keywords, properties = report.keywords, report.user_properties
+        if report.when == "teardown":
+            self._shared.pop(nodeid, None)
+        else:
+            self._shared[nodeid] = (keywords, properties)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -34,6 +34,7 @@ class Slim(Mapping[str, Any]):
 
     __slots__ = (
         "_store",
+        "_total_keys",
         "_totals",
         "answered",
         "arm",
@@ -58,12 +59,13 @@ class Slim(Mapping[str, Any]):
         self.concurrent: int = rec["concurrent"]
         self.counts: dict[str, int] = store.shared(rec["counts"])
         self.tools: dict[str, Any] = store.shared(rec.get("tools") or {})
-        self._totals = _totals(rec.get("runs") or ())
+        keys, self._totals = _totals(rec.get("runs") or ())
+        self._total_keys: tuple[str, ...] = store.shared_keys(keys)
         self._store = store
 
     @property
     def runs(self) -> list[dict[str, Any]]:
-        return [dict(self._totals)] if self._totals else []
+        return [dict(zip(self._total_keys, self._totals, strict=True))] if self._totals else []
 
     def __getitem__(self, key: str) -> Any:
         if key in _KEPT:
@@ -89,16 +91,17 @@ def _intern(text: Any) -> Any:
     return sys.intern(text) if type(text) is str else text
 
 
-def _totals(runs: Any) -> tuple[tuple[str, Any], ...]:
+def _totals(runs: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
     """Per run field, its sum over the runs that have a number for it: what
-    `report.figures` computes of a record's runs (turns, duration, cost, tokens)."""
+    `report.figures` computes of a record's runs (turns, duration, cost, tokens).
+    (fields, sums): most records name the same fields, which are then shared."""
     sums: dict[str, list[Any]] = {}
     for run in runs:
         if isinstance(run, Mapping):
             for key, value in run.items():
                 if isinstance(value, (int, float)) and not isinstance(value, bool):
                     sums.setdefault(key, []).append(value)
-    return tuple((key, sum(values)) for key, values in sums.items())
+    return tuple(sums), tuple(sum(values) for values in sums.values())
 
 
 class RecordStore:
@@ -114,6 +117,7 @@ class RecordStore:
         self._index: dict[str, tuple[int, int]] = {}
         self._slim: dict[str, Slim] = {}
         self._shared: dict[Any, dict[str, Any]] = {}
+        self._keys: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def add(self, rec: Mapping[str, Any]) -> None:
         data = indented(rec)  # encode first: a record that cannot be encoded fails here, not at the end
@@ -161,6 +165,10 @@ class RecordStore:
         if found is None:
             found = self._shared[key] = dict(mapping)
         return found
+
+    def shared_keys(self, keys: tuple[str, ...]) -> tuple[str, ...]:
+        """One tuple for every record whose runs name the same fields."""
+        return self._keys.setdefault(keys, keys)
 
     def close(self) -> None:
         self._file.close()

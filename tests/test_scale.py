@@ -197,3 +197,52 @@ def test_a_transcript_warning_never_makes_linecache_read_the_transcript(pytester
     result.assert_outcomes(passed=2, warnings=1)
     read = [k for k, v in linecache.cache.items() if k.endswith(".jsonl") and v[2]]
     assert read == []
+
+
+@pytest.mark.parametrize("where", ["inside", "outside", "archive"])
+def test_item_locations_are_the_ones_pytest_would_compute(pytester, tmp_path_factory, where):
+    # The plugin computes an item's location with string work (pytest's own is a
+    # Path and a bestrelpath per item); the answer must be the same.
+    base = pytester.path if where == "inside" else tmp_path_factory.mktemp("elsewhere")
+    root = _campaign(base / "camp", 2)
+    if where == "archive":
+        shutil.make_archive(str(base / "camp"), "zip", root)
+        root = base / "camp.zip"
+    pytester.makeconftest(
+        """
+        import pytest
+        def pytest_collection_finish(session):
+            pairs = [(item.location, pytest.Item.location.func(item)) for item in session.items]
+            same = sum(ours == theirs for ours, theirs in pairs)
+            print(f"LOCATIONS {same} of {len(pairs)} same; first {pairs[0][0][0]}")
+        """
+    )
+    result = pytester.runpytest(f"--explore-suff={root}", "-s")
+    result.stdout.fnmatch_lines(["LOCATIONS 3 of 3 same; first *"])
+    first = next(line for line in result.outlines if line.startswith("LOCATIONS")).rsplit(" ", 1)[1]
+    assert first.startswith("camp") if where == "inside" else first.startswith("..")
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_the_reports_of_an_item_share_one_copy_of_its_keywords_and_properties(pytester, workers):
+    root = _campaign(pytester.path / "c", 2)
+    pytester.makeconftest(
+        """
+        def pytest_terminal_summary(terminalreporter):
+            by_item = {}
+            for reports in terminalreporter.stats.values():
+                for r in reports:
+                    if hasattr(r, "when"):
+                        by_item.setdefault(r.nodeid, {})[r.when] = r
+            shared = equal = 0
+            for phases in by_item.values():
+                setup, call, teardown = phases["setup"], phases["call"], phases["teardown"]
+                shared += setup.keywords is call.keywords is teardown.keywords
+                shared += call.user_properties is teardown.user_properties
+                equal += setup.nodeid.rsplit("::", 1)[1] in setup.keywords
+                equal += dict(teardown.user_properties).keys() == {"arm", "group", "answered", "sufficient"}
+            terminalreporter.write_line(f"ITEMS {len(by_item)} SHARED {shared} EQUAL {equal}")
+        """
+    )
+    result = pytester.runpytest(f"--explore-suff={root}", "-p", "no:cacheprovider", *workers)
+    result.stdout.fnmatch_lines(["ITEMS 3 SHARED 6 EQUAL 6"])
