@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Is the plugin fast on big campaigns? One run measures it against a floor.
 
-    .venv/bin/python benchmarks/run.py            # full size: ~100 MB, ~1 GB, 10,000 small (minutes)
+    .venv/bin/python benchmarks/run.py            # full size: ~100 MB, ~1 GB, 50,000 small (a long while)
     .venv/bin/python benchmarks/run.py --quick    # tiny sizes, CI smoke test (< 60 s)
     .venv/bin/python benchmarks/run.py --sizes big=200,huge=500,small=5000 --reps 7
     .venv/bin/python benchmarks/run.py --sizes 0.25   # every full size times 0.25
@@ -12,16 +12,24 @@ unless ``--keep``. Every figure is the median of several repetitions, run
 interleaved (each repetition runs every command once, in a rotated order) so
 that a noisy neighbour slows all of them alike. The targets:
 
-- plugin / floor wall time on the ~100 MB campaign <= 2.0, where the plugin is
+- plugin / floor wall time on the ~100 MB campaign <= 1.5, where the plugin is
   the whole ``pytest -p no:cacheprovider --explore-suff=DIR --explore-suff-json=F -q``
   process and the floor a bare ``python -c`` that reads every line of the same
   files and decodes each with orjson;
-- per-item overhead < 1 ms: (plugin on 10,000 small transcripts - plugin on 10)
-  per extra transcript, minus the floor's cost per extra file;
-- peak RSS of the plugin process on the ~1 GB campaign < 150 MB;
-- ``-n 2`` at least 1.5x faster than ``-n 0`` on the ~100 MB campaign;
 - plugin / floor <= 2.0 on a ~95 MB explore-heavy campaign (``generate.py
-  --profile explore-heavy``: long explore responses, many per transcript).
+  --profile explore-heavy``: 27% of the bytes are explore responses, median
+  26 KB, 2.4 explore calls per transcript, both arms with the tool);
+- 50,000 small transcripts: <= 0.5 ms per item ((plugin on 50,000 - plugin on
+  10) per extra transcript), peak RSS <= 200 MB with ``-n 0`` and with ``-n 2``
+  (``-n 2``: the sum over the controller and its workers, sampled);
+- peak RSS of the plugin process on the ~1 GB campaign < 150 MB;
+- ``-n 2`` at least 1.5x faster than ``-n 0`` on the ~100 MB campaign (reported,
+  not gated, below 4 cores).
+
+Beside the small campaigns, the same run measures pytest itself on as many
+do-nothing items (a conftest's items that pass at once, with this plugin
+installed but not asked for): pytest's own cost per item and memory, which
+no plugin can go below; the report shows both.
 
 By default the commands run with bytecode caching on (``PYTHONPYCACHEPREFIX``
 under the workdir, ``PYTHONDONTWRITEBYTECODE`` dropped), as in a normal
@@ -47,6 +55,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,7 +65,7 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 GENERATE = HERE / "generate.py"
 
-FULL = {"big": 100.0, "huge": 1000.0, "small": 10_000, "base": 10, "heavy": 95.0}
+FULL = {"big": 100.0, "huge": 1000.0, "small": 50_000, "base": 10, "heavy": 95.0}
 QUICK = {"big": 4.0, "huge": 12.0, "small": 300, "base": 10, "heavy": 4.0}
 
 FLOOR = r"""
@@ -75,6 +84,24 @@ for top, dirs, files in os.walk(sys.argv[1]):
 print(n, "lines decoded")
 """
 
+#: pytest alone: a conftest whose file ``items-N.trivial`` holds N items that pass at once.
+TRIVIAL_CONFTEST = """
+import pytest
+
+class Nothing(pytest.Item):
+    def runtest(self):
+        pass
+
+class Items(pytest.File):
+    def collect(self):
+        for i in range(int(self.path.stem.split("-")[1])):
+            yield Nothing.from_parent(self, name=f"item{i}")
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix == ".trivial":
+        return Items.from_parent(parent, path=file_path)
+"""
+
 
 @dataclass
 class Campaign:
@@ -91,11 +118,12 @@ class Campaign:
 class Measure:
     name: str
     campaign: str
-    kind: str  # "plugin" | "floor"
+    kind: str  # "plugin" | "floor" | "pytest" (pytest alone, do-nothing items)
     extra: tuple[str, ...] = ()
     reps: int = 0
     walls: list[float] = field(default_factory=list)
     rss_kb: list[int] = field(default_factory=list)
+    tree_kb: list[int] = field(default_factory=list)  # sampled peak of the sum over the process tree
     summary: str = ""
     exit_codes: list[int] = field(default_factory=list)
     cmd: list[str] = field(default_factory=list)
@@ -171,15 +199,55 @@ def parse_sizes(text: str | None, base: dict[str, float]) -> dict[str, float]:
     return sizes
 
 
-def run_timed(cmd: list[str], log: Path, cwd: Path, env: dict[str, str]) -> tuple[float, int, int]:
-    """(wall seconds, exit code, max RSS in KB of the process and its waited-for children)."""
+def _tree_rss_kb(root: int) -> int:
+    """Resident KB of a process and all its descendants now (Linux /proc; 0 elsewhere)."""
+    parents: dict[int, int] = {}
+    rss: dict[int, int] = {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(entry)
+        parents[pid] = int(fields[1])  # ppid
+        rss[pid] = int(fields[21]) * (os.sysconf("SC_PAGE_SIZE") // 1024)  # rss in pages
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo.extend(child for child, parent in parents.items() if parent == pid)
+    return total
+
+
+def run_timed(
+    cmd: list[str], log: Path, cwd: Path, env: dict[str, str], *, tree: bool = False
+) -> tuple[float, int, int, int]:
+    """(wall seconds, exit code, max RSS in KB of the process itself, peak KB of the sum
+    over the process and its children: xdist's workers). ``tree``: sample that sum
+    every 0.1 s (a little CPU); otherwise it is the process's own."""
     with open(log, "wb") as out:
         t0 = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        peak = [0]
+        done = threading.Event()
+
+        def sample() -> None:
+            while not done.wait(0.1):
+                peak[0] = max(peak[0], _tree_rss_kb(proc.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        if tree:
+            sampler.start()
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
+        done.set()
+        if tree:
+            sampler.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, proc.returncode, usage.ru_maxrss
+    return wall, proc.returncode, usage.ru_maxrss, max(peak[0], usage.ru_maxrss)
 
 
 def last_line(log: Path) -> str:
@@ -329,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
             Measure("plugin -n 2", "big", "plugin", ("-n", "2")),
             Measure("plugin", "small", "plugin"),
             Measure("plugin", "base", "plugin"),
+            Measure("plugin -n 2", "small", "plugin", ("-n", "2")),
+            Measure("pytest alone", "small", "pytest"),
+            Measure("pytest alone", "base", "pytest"),
             Measure("floor", "small", "floor"),
             Measure("floor", "base", "floor"),
             Measure("plugin", "heavy", "plugin"),
@@ -340,6 +411,9 @@ def main(argv: list[str] | None = None) -> int:
             print("pytest-xdist is not installed: the -n measurements are skipped")
         measures = [m for m in measures if m.campaign in campaigns and (xdist or not m.extra)]
         more_args = shlex.split(args.pytest_args)
+        trivial = workdir / "trivial"
+        trivial.mkdir(exist_ok=True)
+        (trivial / "conftest.py").write_text(TRIVIAL_CONFTEST)
         for m in measures:
             m.reps = huge_reps if m.campaign == "huge" else reps
             c = campaigns[m.campaign]
@@ -348,6 +422,11 @@ def main(argv: list[str] | None = None) -> int:
                 m.json = workdir / "json" / f"{slug}.json"
                 m.cmd = [*pytest_cmd, "-p", "no:cacheprovider", f"--explore-suff={c.path}",
                          f"--explore-suff-json={m.json}", "-q", *m.extra, *more_args]  # fmt: skip
+            elif m.kind == "pytest":
+                items = trivial / f"items-{c.transcripts}.trivial"
+                items.touch()
+                m.cmd = [*pytest_cmd, "-p", "no:cacheprovider", f"--rootdir={trivial}", str(items), "-q",
+                         *m.extra, *more_args]  # fmt: skip
             else:
                 m.cmd = [py, "-c", FLOOR, str(c.path)]
 
@@ -361,7 +440,7 @@ def main(argv: list[str] | None = None) -> int:
         for m in measures:
             # --quick: one plugin and one floor run compile and cache what all need
             if m.campaign != "huge" and (not args.quick or (m.campaign == "base")):
-                wall, code, _ = run_timed(m.cmd, workdir / "logs" / "warmup.log", cwd, env)
+                wall, code, _, _ = run_timed(m.cmd, workdir / "logs" / "warmup.log", cwd, env)
                 print(f"{m.campaign:>5} {m.name:<12} {wall:7.2f} s  exit {code}")
 
         print("\n== measuring")
@@ -373,9 +452,10 @@ def main(argv: list[str] | None = None) -> int:
             cells = []
             for m in order:
                 log = workdir / "logs" / f"{m.campaign}-{m.name.replace(' ', '')}-{rep}.log"
-                wall, code, rss = run_timed(m.cmd, log, cwd, env)
+                wall, code, rss, tree = run_timed(m.cmd, log, cwd, env, tree=bool(m.extra))
                 m.walls.append(wall)
                 m.rss_kb.append(rss)
+                m.tree_kb.append(tree)
                 m.exit_codes.append(code)
                 if rep == 0:
                     m.summary = last_line(log)
@@ -391,7 +471,8 @@ def main(argv: list[str] | None = None) -> int:
 
         med = {(m.campaign, m.name): statistics.median(m.walls) for m in measures}
 
-        print("\n== raw figures (seconds of wall time; RSS = peak of the process and its children)")
+        print("\n== raw figures (seconds of wall time; max RSS of the process; with -n, also the "
+              "sampled peak of the sum over the controller and its workers)")  # fmt: skip
         rows = []
         for m in measures:
             c = campaigns[m.campaign]
@@ -399,7 +480,9 @@ def main(argv: list[str] | None = None) -> int:
             rows.append([
                 m.campaign, f"{c.bytes / 1e6:.1f} MB / {c.transcripts}", m.name, str(len(m.walls)),
                 fmt_s(wall), fmt_s(min(m.walls)), fmt_s(max(m.walls)),
-                f"{statistics.median(m.rss_kb) / 1024:.0f} MB", f"{c.bytes / 1e6 / wall:.1f}",
+                f"{statistics.median(m.rss_kb) / 1024:.0f} MB"
+                + (f" (sum {statistics.median(m.tree_kb) / 1024:.0f})" if m.extra else ""),
+                f"{c.bytes / 1e6 / wall:.1f}",
                 ",".join(map(str, sorted(set(m.exit_codes)))), m.summary[:60],
             ])  # fmt: skip
         print(table(rows, ["campaign", "size / transcripts", "command", "n", "median", "min", "max",
@@ -416,24 +499,50 @@ def main(argv: list[str] | None = None) -> int:
             ratio = med[("big", "plugin")] / med[("big", "floor")]
             paired = sorted(a / b for a, b in zip(p.walls, f.walls, strict=True))
             results.append([f"plugin / floor wall time, {campaigns['big'].bytes / 1e6:.0f} MB campaign",
-                            f"{ratio:.2f}x (paired per rep {paired[0]:.2f}-{paired[-1]:.2f})", "<= 2.0",
-                            verdict(ratio <= 2.0)])  # fmt: skip
+                            f"{ratio:.2f}x (paired per rep {paired[0]:.2f}-{paired[-1]:.2f})", "<= 1.5",
+                            verdict(ratio <= 1.5)])  # fmt: skip
         p, f = get("heavy", "plugin"), get("heavy", "floor")
         if p and f:
             ratio = med[("heavy", "plugin")] / med[("heavy", "floor")]
+            paired = sorted(a / b for a, b in zip(p.walls, f.walls, strict=True))
             mb = campaigns["heavy"].bytes / 1e6
             results.append([f"plugin / floor wall time, {mb:.0f} MB explore-heavy",
-                            f"{ratio:.2f}x", "<= 2.0", verdict(ratio <= 2.0)])  # fmt: skip
-        if all(get(c, k) for c in ("small", "base") for k in ("plugin", "floor")):
-            n_small, n_base = campaigns["small"].transcripts, campaigns["base"].transcripts
-            plugin_item = (med[("small", "plugin")] - med[("base", "plugin")]) / (n_small - n_base)
-            floor_item = (med[("small", "floor")] - med[("base", "floor")]) / (n_small - n_base)
-            overhead = (plugin_item - floor_item) * 1000
-            results.append([
-                f"per-item overhead ({n_small} vs {n_base} small transcripts)",
-                f"{overhead:.3f} ms (plugin {plugin_item * 1000:.3f} - floor {floor_item * 1000:.3f})",
-                "< 1 ms", verdict(overhead < 1.0),
-            ])  # fmt: skip
+                            f"{ratio:.2f}x (paired per rep {paired[0]:.2f}-{paired[-1]:.2f})", "<= 2.0",
+                            verdict(ratio <= 2.0)])  # fmt: skip
+        start = get("base", "plugin")
+        if start:
+            results.append(["(context) pytest start-up: the plugin on the 10-transcript campaign",
+                            fmt_s(med[("base", "plugin")]) + " s", "", "info"])  # fmt: skip
+        n_small, n_base = campaigns["small"].transcripts, campaigns["base"].transcripts
+
+        def per_item(kind: str) -> float | None:
+            if not (get("small", kind) and get("base", kind)) or n_small == n_base:
+                return None
+            return (med[("small", kind)] - med[("base", kind)]) / (n_small - n_base) * 1000
+
+        plugin_item, alone_item = per_item("plugin"), per_item("pytest alone")
+        if plugin_item is not None:
+            results.append([f"time per item ({n_small} vs {n_base} small transcripts)",
+                            f"{plugin_item:.3f} ms", "<= 0.5 ms", verdict(plugin_item <= 0.5)])  # fmt: skip
+        if alone_item is not None:
+            adds = "" if plugin_item is None else f"; the plugin adds {plugin_item - alone_item:.3f} ms"
+            results.append(["(context) pytest alone, per do-nothing item", f"{alone_item:.3f} ms{adds}",
+                            "", "info"])  # fmt: skip
+        for name in ("plugin", "plugin -n 2"):
+            m = get("small", name)
+            if m:
+                # The largest process, as /usr/bin/time and wait4 report it (with -n 2 the
+                # controller); the sum over the workers too, which each start at ~45 MB.
+                rss = statistics.median(m.rss_kb) / 1024
+                total = f" (sum over controller and workers {statistics.median(m.tree_kb) / 1024:.0f} MB)"
+                mode = name.removeprefix("plugin ") or "-n 0"
+                results.append([f"peak RSS, {n_small} small transcripts ({mode})",
+                                f"{rss:.0f} MB" + (total if m.extra else ""), "<= 200 MB",
+                                verdict(rss <= 200)])  # fmt: skip
+        m = get("small", "pytest alone")
+        if m:
+            results.append([f"(context) pytest alone, {n_small} do-nothing items: peak RSS",
+                            f"{statistics.median(m.rss_kb) / 1024:.0f} MB", "", "info"])  # fmt: skip
         h = get("huge", "plugin")
         if h:
             rss = statistics.median(h.rss_kb) / 1024
@@ -484,10 +593,13 @@ def main(argv: list[str] | None = None) -> int:
             )
             for line in bad[:5]:
                 print(f"    {line}")
-        if n0 and n2 and n0.json and n2.json:
-            a, b = json.loads(n0.json.read_text()), json.loads(n2.json.read_text())
-            same = a["transcripts"] == b["transcripts"] and a["arms"] == b["arms"]
-            print(f"big: the -n 2 report {'equals' if same else 'DIFFERS FROM'} the -n 0 report")
+        for campaign, plain in (("big", "plugin -n 0"), ("small", "plugin")):
+            one, two = get(campaign, plain), get(campaign, "plugin -n 2")
+            if one and two and one.json and two.json:
+                a, b = json.loads(one.json.read_text()), json.loads(two.json.read_text())
+                same = a["transcripts"] == b["transcripts"] and a["arms"] == b["arms"]
+                print(f"{campaign}: the -n 2 report {'equals' if same else 'DIFFERS FROM'} the -n 0 report")
+                failed = failed or not same
     finally:
         if args.keep:
             print(f"\nkept: {workdir}")
