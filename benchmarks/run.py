@@ -199,10 +199,28 @@ def parse_sizes(text: str | None, base: dict[str, float]) -> dict[str, float]:
     return sizes
 
 
+#: Runs a command and writes "wall-seconds max-rss-kb" of it to a file. A child forked from
+#: this script would inherit its memory (the generator's truth files): the kernel counts
+#: that in the child's peak RSS even after exec. Forked from this small fresh process, the
+#: command's peak RSS is its own (with -n, the largest of it and its workers).
+LAUNCHER = r"""
+import os, sys, time
+out, cmd = sys.argv[1], sys.argv[2:]
+t0 = time.perf_counter()
+pid = os.posix_spawnp(cmd[0], cmd, os.environ)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - t0
+with open(out, "w") as fh:
+    fh.write(f"{wall} {usage.ru_maxrss}")
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def _tree_rss_kb(root: int) -> int:
-    """Resident KB of a process and all its descendants now (Linux /proc; 0 elsewhere)."""
+    """Resident KB of the descendants of a process now (Linux /proc; 0 elsewhere)."""
     parents: dict[int, int] = {}
     rss: dict[int, int] = {}
+    page_kb = os.sysconf("SC_PAGE_SIZE") // 1024
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if not entry.isdigit():
             continue
@@ -211,10 +229,9 @@ def _tree_rss_kb(root: int) -> int:
                 fields = fh.read().rsplit(b")", 1)[1].split()
         except OSError:
             continue
-        pid = int(entry)
-        parents[pid] = int(fields[1])  # ppid
-        rss[pid] = int(fields[21]) * (os.sysconf("SC_PAGE_SIZE") // 1024)  # rss in pages
-    total, todo = 0, [root]
+        parents[int(entry)] = int(fields[1])  # ppid
+        rss[int(entry)] = int(fields[21]) * page_kb  # rss, in pages
+    total, todo = 0, [child for child, parent in parents.items() if parent == root]
     while todo:
         pid = todo.pop()
         total += rss.get(pid, 0)
@@ -225,12 +242,13 @@ def _tree_rss_kb(root: int) -> int:
 def run_timed(
     cmd: list[str], log: Path, cwd: Path, env: dict[str, str], *, tree: bool = False
 ) -> tuple[float, int, int, int]:
-    """(wall seconds, exit code, max RSS in KB of the process itself, peak KB of the sum
-    over the process and its children: xdist's workers). ``tree``: sample that sum
-    every 0.1 s (a little CPU); otherwise it is the process's own."""
+    """(wall seconds, exit code, max RSS in KB of the command's largest process, peak KB
+    of the sum over the command and its children: xdist's workers). ``tree``: sample
+    that sum every 0.1 s (a little CPU); otherwise it is the largest process's."""
+    figures = log.with_suffix(".figures")
     with open(log, "wb") as out:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(cmd, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(figures), *cmd], cwd=cwd,
+                                stdout=out, stderr=subprocess.STDOUT, env=env)  # fmt: skip
         peak = [0]
         done = threading.Event()
 
@@ -241,13 +259,16 @@ def run_timed(
         sampler = threading.Thread(target=sample, daemon=True)
         if tree:
             sampler.start()
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
+        code = proc.wait()
         done.set()
         if tree:
             sampler.join()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return wall, proc.returncode, usage.ru_maxrss, max(peak[0], usage.ru_maxrss)
+    try:
+        wall_text, rss_text = figures.read_text().split()
+    except (OSError, ValueError):  # the launcher itself failed: say so through the exit code
+        return 0.0, code or 1, 0, 0
+    rss = int(rss_text)
+    return float(wall_text), code, rss, max(peak[0], rss)
 
 
 def last_line(log: Path) -> str:

@@ -7,6 +7,7 @@ import functools
 import linecache
 import os
 import re
+import sys
 from collections.abc import Iterator
 from contextvars import Token
 from pathlib import Path
@@ -373,6 +374,7 @@ def pytest_configure(config: pytest.Config) -> None:
         # The controller discovered the campaign once; every worker collects that
         # list, so files a harness adds or removes meanwhile cannot split them.
         config.stash[campaign_key] = from_wire(worker[CAMPAIGN_KEY])
+        config.pluginmanager.register(WorkerShrinker(), "explore-suff-worker-shrinker")
         return
     if config.option.help or config.option.version:
         return
@@ -585,6 +587,62 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def _pair(value: Any) -> bool:
+    return (
+        type(value) is tuple
+        and len(value) == 2
+        and type(value[0]) is str
+        and type(value[1]) in (str, int, float, bool, type(None))
+    )
+
+
+class Shrinker:
+    """Keeps less of what pytest holds to the end of the session: three reports per item.
+
+    pytest builds each of an item's setup, call and teardown reports with a dict
+    of every keyword of the item, a list of its user properties and its
+    location (under xdist also its own copy of every string and the parsed node
+    id), and the terminal reporter keeps all of them. Once every plugin has seen
+    a report (`shrink` runs last), values equal to the item's previous report's
+    are swapped for that report's objects, and the few strings every report
+    repeats for one copy: equal values, about two kilobytes less per item.
+    """
+
+    SHARED = ("keywords", "user_properties", "location", "_id")
+
+    def __init__(self) -> None:
+        self._latest: dict[str, dict[str, Any]] = {}  # nodeid -> the fields of its latest report
+
+    def shrink(self, report: pytest.TestReport) -> None:
+        fields = vars(report)
+        nodeid = report.nodeid
+        latest = self._latest.get(nodeid)
+        if latest is not None:
+            for name in self.SHARED:
+                if name in fields and name in latest and fields[name] == latest[name]:
+                    fields[name] = latest[name]
+        properties = fields.get("user_properties")
+        if type(properties) is list and (latest is None or properties is not latest.get("user_properties")):
+            fields["user_properties"] = [_property(*p) if _pair(p) else p for p in properties]
+        for name in ("when", "outcome"):
+            if type(fields.get(name)) is str:
+                fields[name] = sys.intern(fields[name])
+        if report.when == "teardown":
+            self._latest.pop(nodeid, None)
+        else:
+            self._latest[nodeid] = fields
+
+
+class WorkerShrinker(Shrinker):
+    """On an xdist worker: its terminal reporter keeps every report too, after xdist sent it."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if hasattr(report, RECORD_ATTR):  # sent to the controller already (xdist's hook ran first)
+            delattr(report, RECORD_ATTR)
+        self.shrink(report)
+
+
 class Reporter:
     """Controller-side: gathers records, builds the report, writes it, prints the summary."""
 
@@ -596,8 +654,7 @@ class Reporter:
         self.deselected: set[str] = set()
         self.report: Report | None = None
         self.write_errors: list[str] = []
-        # nodeid -> (keywords, user_properties) of the item's latest report, until its teardown
-        self._shared: dict[str, tuple[Any, list[Any]]] = {}
+        self.shrinker = Shrinker()
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -607,35 +664,7 @@ class Reporter:
             # The terminal reporter keeps every report to the end: without its record,
             # a report weighs what pytest's own do (other plugins saw it: this runs last).
             delattr(report, RECORD_ATTR)
-        self._share(report)
-
-    def _share(self, report: pytest.TestReport) -> None:
-        """One copy of what an item's setup, call and teardown reports repeat.
-
-        pytest builds each report with its own dict of every keyword of the item
-        and its own list of user properties, and the terminal reporter keeps all
-        three reports to the end: about a kilobyte per transcript. Equal values
-        are swapped for the item's first copy once every plugin has seen the
-        report (this runs last); under xdist, here on the controller.
-        """
-        nodeid = report.nodeid
-        kept = self._shared.get(nodeid)
-        if kept is not None:
-            keywords, properties = kept
-            if report.keywords == keywords:
-                report.keywords = keywords
-            else:
-                keywords = report.keywords
-            if report.user_properties == properties:
-                report.user_properties = properties
-            else:
-                properties = report.user_properties
-        else:
-            keywords, properties = report.keywords, report.user_properties
-        if report.when == "teardown":
-            self._shared.pop(nodeid, None)
-        else:
-            self._shared[nodeid] = (keywords, properties)
+        self.shrinker.shrink(report)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:

@@ -224,25 +224,50 @@ def test_item_locations_are_the_ones_pytest_would_compute(pytester, tmp_path_fac
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
-def test_the_reports_of_an_item_share_one_copy_of_its_keywords_and_properties(pytester, workers):
+def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, monkeypatch, workers):
+    # pytest keeps three reports per item to the end; under xdist the workers keep theirs too.
     root = _campaign(pytester.path / "c", 2)
     pytester.makeconftest(
         """
-        def pytest_terminal_summary(terminalreporter):
+        import os
+
+        def _by_item(terminalreporter):
             by_item = {}
             for reports in terminalreporter.stats.values():
                 for r in reports:
                     if hasattr(r, "when"):
                         by_item.setdefault(r.nodeid, {})[r.when] = r
+            return by_item
+
+        def pytest_terminal_summary(terminalreporter):
             shared = equal = 0
+            by_item = _by_item(terminalreporter)
             for phases in by_item.values():
                 setup, call, teardown = phases["setup"], phases["call"], phases["teardown"]
                 shared += setup.keywords is call.keywords is teardown.keywords
+                shared += setup.location is call.location is teardown.location
                 shared += call.user_properties is teardown.user_properties
                 equal += setup.nodeid.rsplit("::", 1)[1] in setup.keywords
                 equal += dict(teardown.user_properties).keys() == {"arm", "group", "answered", "sufficient"}
+                equal += setup.location[2].startswith("transcript ")
             terminalreporter.write_line(f"ITEMS {len(by_item)} SHARED {shared} EQUAL {equal}")
+
+        def pytest_sessionfinish(session):
+            worker = getattr(session.config, "workerinput", None)
+            if worker is not None:
+                reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+                reports = [r for phases in _by_item(reporter).values() for r in phases.values()]
+                carrying = sum(hasattr(r, "explore_suff") for r in reports)
+                with open(os.path.join(os.environ["KEPT_DIR"], worker["workerid"]), "w") as fh:
+                    fh.write(f"{carrying} of {len(reports)}")
         """
     )
-    result = pytester.runpytest(f"--explore-suff={root}", "-p", "no:cacheprovider", *workers)
-    result.stdout.fnmatch_lines(["ITEMS 3 SHARED 6 EQUAL 6"])
+    kept = pytester.path / "kept"
+    kept.mkdir()
+    monkeypatch.setenv("KEPT_DIR", str(kept))
+    result = pytester.runpytest_subprocess(f"--explore-suff={root}", "-p", "no:cacheprovider", *workers)
+    result.stdout.fnmatch_lines(["ITEMS 3 SHARED 9 EQUAL 9"])
+    if workers:  # each worker kept the reports it ran (they do), none with its record
+        counts = sorted(f.read_text() for f in kept.iterdir())
+        assert len(counts) == 2 and all(c.startswith("0 of ") for c in counts), counts
+        assert sum(int(c.split()[-1]) for c in counts) == 9
