@@ -360,6 +360,24 @@ def test_gates_appear_in_the_junit_xml(pytester, campaign):
     assert 'name="explore_suff_gate --min-sufficient headless-with" value="failed"' in xml
 
 
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_each_transcript_has_its_properties_in_the_junit_xml(pytester, campaign, workers):
+    # The reports of an item share one list of properties (memory): junitxml still
+    # writes each testcase's own, arm, group, answered calls and sufficient ones.
+    import xml.etree.ElementTree as ET
+
+    pytester.runpytest(f"--explore-suff={campaign}", "--junitxml=j.xml", *workers)
+    cases = ET.parse(pytester.path / "j.xml").getroot().iter("testcase")
+    found = {
+        case.get("name"): {p.get("name"): p.get("value") for p in case.iter("property")} for case in cases
+    }
+    assert found, "no testcase in the junit XML"
+    for name, props in found.items():
+        assert props.keys() == {"arm", "group", "answered", "sufficient"}, (name, props)
+        assert props["arm"] in ("headless-with", "headless-without") and props["arm"] in name
+    assert {p["answered"] for p in found.values()} != {"0"}
+
+
 # --- usage -------------------------------------------------------------------------
 
 

@@ -42,9 +42,6 @@ class NotATranscript(TranscriptError):
     pass
 
 
-_IDENTITY = ("session_id", "sessionId", "uuid", "parent_tool_use_id")
-
-
 def looks_like_event(obj: dict[str, Any]) -> bool:
     """An agent event, not a look-alike record in some data file.
 
@@ -54,8 +51,8 @@ def looks_like_event(obj: dict[str, Any]) -> bool:
     kind = obj.get("type")
     if not isinstance(kind, str) or kind not in EVENT_TYPES:  # a list or dict is not hashable
         return False
-    if any(key in obj for key in _IDENTITY):
-        return True
+    if "session_id" in obj or "sessionId" in obj or "uuid" in obj or "parent_tool_use_id" in obj:
+        return True  # an identity; spelled out, not a loop: this runs on every file's first lines
     if kind in ("assistant", "user"):
         message = obj.get("message")
         return isinstance(message, dict) and message.get("role") == kind
