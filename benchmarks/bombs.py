@@ -7,7 +7,7 @@ Each bomb is a campaign with one good transcript and one huge one:
 - ``line``: a plain ``.jsonl`` whose second line is one line of SIZE.
 
 The plugin runs once per bomb as a whole ``pytest`` process, and the script
-prints its wall time, peak RSS (``/usr/bin/time``) and the huge item's
+prints its wall time, peak RSS (measured as ``run.py`` does) and the huge item's
 outcome. Bombs are built under WORKDIR (several times SIZE of disk) and
 removed unless ``--keep``::
 
@@ -24,7 +24,6 @@ import gzip
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tarfile
 import tempfile
@@ -36,6 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 from builders import sufficient_run  # noqa: E402
+from run import run_timed  # noqa: E402
 
 CHUNK = 1 << 20
 SHORT = b'{"type": "user", "message": {"role": "user", "content": "a short line of a long run"}}\n'
@@ -112,16 +112,14 @@ def build(kind: str, work: Path, size: int) -> Path:
 def measure(python: str, campaign: Path, work: Path) -> dict[str, object]:
     report = work / "report.json"
     plugin = ["-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-q"]
-    cmd = ["/usr/bin/time", "-f", "%e %M", python, "-m", "pytest", *plugin,
-           f"--explore-suff={campaign}", f"--explore-suff-json={report}"]  # fmt: skip
-    done = subprocess.run(cmd, cwd=work, capture_output=True, text=True, check=False)
-    wall, rss_kb = done.stderr.strip().splitlines()[-1].split()
+    cmd = [python, "-m", "pytest", *plugin, f"--explore-suff={campaign}", f"--explore-suff-json={report}"]
+    wall, code, rss_kb, _ = run_timed(cmd, work / "pytest.log", work, dict(os.environ))
     doc = json.loads(report.read_text()) if report.exists() else {"transcripts": []}
     bomb = next((r for r in doc["transcripts"] if "bomb" in r["path"]), None)
     return {
-        "exit": done.returncode,
-        "wall_s": float(wall),
-        "rss_mb": int(rss_kb) / 1024,
+        "exit": code,
+        "wall_s": wall,
+        "rss_mb": rss_kb / 1024,
         "bomb": None if bomb is None else {k: bomb[k] for k in ("status", "lines", "corrupt_lines")},
         "warnings": None if bomb is None else bomb["warnings"],
     }
