@@ -622,10 +622,14 @@ class Shrinker:
             for name in self.SHARED:
                 if name in fields and name in latest and fields[name] == latest[name]:
                     fields[name] = latest[name]
+        else:
+            keywords = fields.get("keywords")
+            if type(keywords) is dict and not all(sys.intern(key) is key for key in keywords):
+                fields["keywords"] = {sys.intern(key): value for key, value in keywords.items()}
         properties = fields.get("user_properties")
         if type(properties) is list and (latest is None or properties is not latest.get("user_properties")):
             fields["user_properties"] = [_property(*p) if _pair(p) else p for p in properties]
-        for name in ("when", "outcome"):
+        for name in ("when", "outcome", "worker_id", "testrun_uid"):
             if type(fields.get(name)) is str:
                 fields[name] = sys.intern(fields[name])
         if report.when == "teardown":
@@ -671,6 +675,11 @@ class Reporter:
     def pytest_configure_node(self, node: Any) -> None:
         # xdist: hand every worker the one discovery instead of letting each walk the campaign.
         node.workerinput[CAMPAIGN_KEY] = to_wire(self.config.stash[campaign_key])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodeready(self, node: Any) -> None:
+        # The worker has its campaign list: the controller's copy of it can go.
+        node.workerinput.pop(CAMPAIGN_KEY, None)
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

@@ -271,3 +271,20 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
         counts = sorted(f.read_text() for f in kept.iterdir())
         assert len(counts) == 2 and all(c.startswith("0 of ") for c in counts), counts
         assert sum(int(c.split()[-1]) for c in counts) == 9
+
+
+def test_the_controller_lets_go_of_the_campaign_list_once_workers_have_it(pytester):
+    # xdist keeps each worker's input for the whole session: a copy of the list per worker.
+    root = _campaign(pytester.path / "c", 2)
+    pytester.makeconftest(
+        """
+        from pytest_explore_suff.plugin import CAMPAIGN_KEY
+
+        def pytest_testnodedown(node):
+            with open("held.txt", "a") as fh:
+                fh.write(f"{node.workerinput['workerid']} {CAMPAIGN_KEY in node.workerinput}\\n")
+        """
+    )
+    result = pytester.runpytest_subprocess(f"--explore-suff={root}", "-n", "2")
+    result.assert_outcomes(passed=3)
+    assert sorted((pytester.path / "held.txt").read_text().splitlines()) == ["gw0 False", "gw1 False"]
