@@ -310,7 +310,8 @@ def table(rows: list[list[str]], headers: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, 2 repetitions (CI smoke, < 60 s)")
-    parser.add_argument("--sizes", help="FACTOR, or big=MB,huge=MB,small=N,base=N (full: 100,1000,10000,10)")
+    parser.add_argument("--sizes", help="FACTOR, or big=MB,huge=MB,small=N,base=N,heavy=MB "
+                        "(full: 100,1000,50000,10,95)")  # fmt: skip
     parser.add_argument("--reps", type=int, help="repetitions per measurement (default 5; --quick 2)")
     parser.add_argument("--huge-reps", type=int, help="repetitions on the huge campaign (default: <= 3)")
     parser.add_argument("--seed", type=int, default=1)
