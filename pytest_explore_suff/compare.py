@@ -9,9 +9,9 @@ from typing import Any
 from . import stats
 from .buckets import KEYS
 from .gates import Gate, Outcome
-from .report import SCHEMA, clusters
+from .report import READABLE_SCHEMAS, allocation_summary, brief_of, clusters, occupancy_summary
 
-SUPPORTED_SCHEMAS = (SCHEMA,)
+SUPPORTED_SCHEMAS = READABLE_SCHEMAS
 #: Arm names that mean "the thing we compare against".
 REFERENCE_ARMS = frozenset({"baseline", "base", "old", "without", "headless-without", "control"})
 
@@ -41,6 +41,74 @@ def arm_pair(arms: dict[str, dict[str, Any]], chosen: Sequence[str] | None) -> t
         a, b = sorted(arms, key=lambda arm: arm.lower() in REFERENCE_ARMS)
         return a, b
     return None
+
+
+def metric_pair(arms: dict[str, dict[str, Any]], chosen: Sequence[str] | None) -> tuple[str, str] | None:
+    """The two arms the metrics compare: the chosen ones, or the campaign's two arms
+    (an arm without the tool counts here: its reads are what the tool's responses
+    are weighed against), the reference arm second."""
+    if chosen:
+        return chosen[0], chosen[1]
+    if len(arms) == 2:
+        a, b = sorted(arms, key=lambda arm: arm.lower() in REFERENCE_ARMS)
+        return a, b
+    return None
+
+
+def _direction(x: float) -> str:
+    return "higher" if x > 0 else "lower" if x < 0 else "equal"
+
+
+def compare_metrics(records: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
+    """Arm a against arm b on the other two metrics: retrieval residual per group and on
+    average (percent, with the direction in words), the fixed overhead, allocation."""
+    ra = [r for r in records if r["status"] == "classified" and r["arm"] == a]
+    rb = [r for r in records if r["status"] == "classified" and r["arm"] == b]
+
+    def residuals(recs: list[dict[str, Any]]) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        for r in recs:
+            value = brief_of(r)[9]
+            if value is not None:
+                out.setdefault(r["group"], []).append(value)
+        return out
+
+    by_a, by_b = residuals(ra), residuals(rb)
+    groups: list[dict[str, Any]] = []
+    for g in sorted(set(by_a) & set(by_b)):
+        ma, mb = stats.median(by_a[g]), stats.median(by_b[g])
+        assert ma is not None and mb is not None
+        pct = (ma - mb) / mb * 100 if mb > 0 else None
+        groups.append({"group": g, "a": ma, "b": mb, "pct": pct,
+                       "direction": None if pct is None else _direction(pct)})  # fmt: skip
+    pcts = [x["pct"] for x in groups if x["pct"] is not None]
+    mean = sum(pcts) / len(pcts) if pcts else None
+    interval = None
+    if len(pcts) >= 2 and mean is not None:
+        sd = (sum((x - mean) ** 2 for x in pcts) / (len(pcts) - 1)) ** 0.5
+        half = stats.Z95 * sd / len(pcts) ** 0.5
+        interval = {"lo": mean - half, "hi": mean + half}
+    agreeing = 0 if mean is None else sum(1 for x in pcts if _direction(x) == _direction(mean))
+    base_a = stats.median(brief_of(r)[6] for r in ra if brief_of(r)[6] is not None)
+    base_b = stats.median(brief_of(r)[6] for r in rb if brief_of(r)[6] is not None)
+    residual = {
+        "groups": groups,
+        "mean_pct": mean,
+        "interval": interval,
+        "direction": None if mean is None else _direction(mean),
+        "agreeing": agreeing,
+        "compared": len(pcts),
+        "fixed_overhead": None if base_a is None or base_b is None else base_a - base_b,
+    }
+    allocation = None
+    sa, sb = allocation_summary(ra), allocation_summary(rb)
+    if sa is not None and sb is not None:
+        ea, eb = sa["efficiency"], sb["efficiency"]
+        d = ea["share"] - eb["share"]
+        half = stats.Z95 * (ea["se"] ** 2 + eb["se"] ** 2) ** 0.5
+        allocation = {"a": ea["share"], "b": eb["share"], "diff": d,
+                      "lo": max(-1.0, d - half), "hi": min(1.0, d + half)}  # fmt: skip
+    return {"a": a, "b": b, "residual": residual, "allocation": allocation}
 
 
 def compare_arms(records: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
@@ -103,7 +171,31 @@ def load_baseline(path: str) -> list[dict[str, Any]]:
             raise BaselineError(f"{where}.counts: expected an object, got {_shown(counts)}")
         for key in KEYS:
             _count(counts.get(key), f"{where}.counts.{key}")
+        _metrics_shape(rec, where)
     return records
+
+
+def _metrics_shape(rec: dict[str, Any], where: str) -> None:
+    """A baseline's metric figures, where it has them, are numbers (schema 1 has none)."""
+    for key, fields in (("allocation", ("envelope", "used", "used_path")),
+                        ("occupancy", ("ctx_final", "ctx_base", "residual_file_access",
+                                       "residual_retrieval"))):  # fmt: skip
+        value = rec.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, dict):
+            raise BaselineError(f"{where}.{key}: expected an object or null, got {_shown(value)}")
+        for name in fields:
+            number = value.get(name)
+            if not isinstance(number, (int, float)) or isinstance(number, bool):
+                raise BaselineError(f"{where}.{key}.{name}: expected a number, got {_shown(number)}")
+        if key == "allocation" and not isinstance(value.get("calls"), list):
+            calls = _shown(value.get("calls"))
+            raise BaselineError(f"{where}.allocation.calls: expected a list, got {calls}")
+        if key == "occupancy":
+            tool = value.get("residual", {}).get("tool") if isinstance(value.get("residual"), dict) else None
+            if not isinstance(tool, (int, float)) or isinstance(tool, bool):
+                raise BaselineError(f"{where}.occupancy.residual.tool: expected a number, got {_shown(tool)}")
 
 
 def _shown(value: Any) -> str:
@@ -126,8 +218,29 @@ def compare_baseline(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> di
             d = stats.difference(stats.share(clusters(rn, key)), stats.share(clusters(ro, key)))
             buckets[key] = {"old": d.b, "new": d.a, "diff": d.diff, "lo": d.lo, "hi": d.hi}
         out[arm] = {"n_old": sum(r["answered"] for r in ro), "n_new": sum(r["answered"] for r in rn),
-                    "buckets": buckets}  # fmt: skip
+                    "buckets": buckets, **_metric_changes(old, new, arm)}  # fmt: skip
     return out
+
+
+def _metric_changes(old: list[dict[str, Any]], new: list[dict[str, Any]], arm: str) -> dict[str, Any]:
+    """The arm's pooled allocation efficiency and median retrieval residual, old and new
+    (None where a side has no figure: a baseline of schema 1 has neither)."""
+    ro = [r for r in old if r["status"] == "classified" and r["arm"] == arm]
+    rn = [r for r in new if r["status"] == "classified" and r["arm"] == arm]
+    ao, an = allocation_summary(ro), allocation_summary(rn)
+    oo, on = occupancy_summary(ro), occupancy_summary(rn)
+    eff_old = ao["efficiency"]["share"] if ao else None
+    eff_new = an["efficiency"]["share"] if an else None
+    res_old = oo["residual_retrieval"]["median"] if oo else None
+    res_new = on["residual_retrieval"]["median"] if on else None
+    growth = None
+    if res_old is not None and res_new is not None and res_old > 0:
+        growth = (res_new - res_old) / res_old
+    return {
+        "allocation": {"old": eff_old, "new": eff_new,
+                       "diff": None if eff_old is None or eff_new is None else eff_new - eff_old},
+        "residual": {"old": res_old, "new": res_new, "growth": growth},
+    }  # fmt: skip
 
 
 def drop_gates(comparison: dict[str, Any], max_drop: float | None, on: str) -> list[Outcome]:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import __version__
-from .compare import arm_pair, compare_arms, compare_baseline, drop_gates
-from .gates import Gate, Outcome, evaluate, sample_size
+from .compare import arm_pair, compare_arms, compare_baseline, compare_metrics, drop_gates, metric_pair
+from .gates import Gate, Outcome, evaluate, evaluate_baseline_metrics, evaluate_metrics, sample_size
 from .report import SCHEMA, aggregate, dumps, encode, indented, transcripts_json
 from .store import Slim
 
@@ -105,6 +105,8 @@ class Report:
     transcripts: Sequence[Mapping[str, Any]]  # `store.Slim` views when the records were spooled
     ignored: list[dict[str, str]]
     notes: list[str] = field(default_factory=list)  # warnings for the summary, not in the JSON
+    #: allocation and occupancy, arm against arm (the retrieval residual per group)
+    metrics_comparison: dict[str, Any] | None = None
 
     @property
     def failed(self) -> list[Outcome]:
@@ -135,6 +137,7 @@ class Report:
             "arms": self.arms,
             "pooled": self.pooled,
             "comparison": self.comparison,
+            "metrics_comparison": self.metrics_comparison,
             "baseline": self.baseline,
             "gates": [o.to_dict() for o in self.outcomes],
             "transcripts": transcripts,
@@ -154,12 +157,15 @@ def build(
     compare: tuple[str, str] | None = None,
     baseline: tuple[str, list[dict[str, Any]]] | None = None,
     max_drop: float | None = None,
+    metric_gates: Sequence[Gate] = (),
+    metric_baseline_gates: Sequence[Gate] = (),
 ) -> Report:
     """Aggregate the records, compare arms (and the baseline), decide every gate."""
     # Dicts, or `store.Slim` views that read like them.
     recs: list[Any] = sorted(records, key=lambda r: r["path"])
     arms, pooled = aggregate(recs)
     outcomes = evaluate(list(gates), arms, options.gate_on)
+    outcomes += evaluate_metrics(list(metric_gates), arms, options.gate_on)
     if min_calls:
         outcomes += sample_size(min_calls, arms)
     notes: list[str] = []
@@ -178,5 +184,8 @@ def build(
         changes = compare_baseline(old, recs)
         base = {"report": path, "arms": changes}
         outcomes += drop_gates(changes, max_drop, options.gate_on)
+        outcomes += evaluate_baseline_metrics(list(metric_baseline_gates), changes, arms)
+    pair_m = metric_pair(arms, compare)
+    metrics_cmp = compare_metrics(recs, *pair_m) if pair_m and all(a in arms for a in pair_m) else None
     return Report(campaign, options, coverage, arms, pooled, comparison, base, outcomes,
-                  recs, ignored, notes)  # fmt: skip
+                  recs, ignored, notes, metrics_cmp)  # fmt: skip

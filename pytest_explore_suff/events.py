@@ -11,12 +11,16 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .occupancy import Timeline
 from .shell import invokes
 from .sources import Opener, open_path
 
 DELEGATION_TOOLS = frozenset({"Agent", "Task"})
 READ_TOOLS = frozenset({"Read", "NotebookRead"})
 SEARCH_TOOLS = frozenset({"Grep", "Glob"})
+SHELL_TOOLS = frozenset({"Bash", "BashOutput"})
+COMPACTION_SUBTYPES = frozenset({"compact_boundary", "compaction"})
+SYNTHETIC_MODEL = "<synthetic>"  # an assistant message Claude Code wrote itself: no request (M8)
 RACE_MARKER = "No such tool available"
 #: Not a tool: where one of several runs appended to one file ends (see `Collector.end_run`).
 END_OF_RUN = "\x00end of run"
@@ -68,6 +72,8 @@ class Action:
 class Result:
     text: str
     is_error: bool
+    #: False: a result nobody waited for when it came; its text was not kept
+    kept: bool = True
 
 
 def result_text(content: Any) -> str:
@@ -77,6 +83,81 @@ def result_text(content: Any) -> str:
     if isinstance(content, list):
         return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
     return ""
+
+
+def family(name: str, spec: ToolSpec) -> str:
+    """The occupancy family of a tool (M2: the configured family, each agent's notions)."""
+    if spec.family in name:
+        return "tool"
+    if name in READ_TOOLS:
+        return "read"
+    if name in SEARCH_TOOLS:
+        return "search"
+    return "bash" if name in SHELL_TOOLS else "other"
+
+
+def compact_json(value: Any) -> str:
+    """``JSON.stringify(value)``: no spaces after separators, non-ASCII kept."""
+    try:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError):
+        return ""
+
+
+def _piece(block: Any) -> str:
+    """One element of a content list, as the metrics count it (M7: an image counts nothing)."""
+    if isinstance(block, str):
+        return block
+    if isinstance(block, dict):
+        if block.get("type") == "image":
+            return ""
+        text = block.get("text")
+        if text is not None:
+            return text if isinstance(text, str) else compact_json(text)
+    return compact_json(block)
+
+
+def metric_text(content: Any) -> str:
+    """A result's text for the metrics: a string, or its blocks' texts with nothing
+    between them (a block without text as its compact JSON, an image as nothing)."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(map(_piece, content))
+    return "" if content is None else compact_json(content)
+
+
+def metric_len(content: Any) -> int:
+    """``len(metric_text(content))`` without joining a copy of the text."""
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        return sum(len(_piece(b)) for b in content)
+    return len(metric_text(content))
+
+
+def assistant_chars(block: Any) -> int:
+    """Characters an assistant content block adds to the next prompt."""
+    if not isinstance(block, dict):
+        return len(block) if isinstance(block, str) else len(compact_json(block))
+    kind = block.get("type")
+    if kind in ("text", "thinking"):
+        value = block.get(kind)
+        return len(value) if isinstance(value, str) else 0
+    if kind == "tool_use":
+        name = block.get("name")
+        data = block.get("input")
+        return len(compact_json({} if data is None else data)) + (len(name) if isinstance(name, str) else 0)
+    return len(compact_json(block))
+
+
+def usage_ctx(usage: dict[str, Any]) -> int:
+    """A request's whole prompt: input, cache reads and cache writes (missing: 0)."""
+    return sum(
+        v
+        for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+        if isinstance(v := usage.get(k), int) and not isinstance(v, bool)
+    )
 
 
 def _arg(name: str, data: Any, spec: ToolSpec) -> str:
@@ -157,6 +238,23 @@ class Collector:
     tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOOL_KINDS, 0))
     #: every tool_use id seen, with its place in stream order (D5, and "earliest" in D7)
     seen_tool_ids: dict[str, int] = field(default_factory=dict)
+    #: the metrics' view of the main thread (occupancy) and of the answer (allocation)
+    timeline: Timeline = field(default_factory=Timeline)
+    #: occupancy family of every call, by tool_use id
+    families: dict[str, str] = field(default_factory=dict)
+    #: explore responses whose metric text differs from their verdict text (several blocks)
+    metric_texts: dict[str, str] = field(default_factory=dict)
+    #: the ``result`` strings of the run's ``result`` events, and the last main-thread text
+    answers: list[str] = field(default_factory=list)
+    last_text: str = ""
+    #: tokens processed: the sum of the ``result`` events' usage (None: none said)
+    processed: int | None = None
+    #: whether the file being read is the main thread's (its lines are decoded for occupancy)
+    main_file: bool = True
+    #: every result's text is kept (the re-read after a result came before its call)
+    keep_texts: bool = False
+    _uuids: set[str] = field(default_factory=set)
+    _requests: set[str] = field(default_factory=set)
     _anon: int = 0
 
     def tool_use(self, thread: str, message: Any, block: dict[str, Any]) -> None:
@@ -174,6 +272,7 @@ class Collector:
             # No message id: the block is a message of its own.
             message = f"#msg-{tid}"
         self.tools[tool_kind(name, self.spec)] += 1
+        self.families[tid] = family(name, self.spec)
         data = block.get("input")
         arg = _arg(name, data, self.spec)
         actions = self.threads.get(thread)
@@ -198,7 +297,8 @@ class Collector:
         tid = block.get("tool_use_id")
         if not isinstance(tid, str):
             return
-        text = result_text(block.get("content"))
+        content = block.get("content")
+        text = result_text(content)
         if RACE_MARKER in text:
             self.race_ids.add(tid)
         if isinstance(tool_use_result, dict):
@@ -206,17 +306,26 @@ class Collector:
             if isinstance(agent, str) and agent not in self.agent_links:
                 self.agent_links[agent] = tid
         if tid not in self.results:
-            self.results[tid] = Result(text, block.get("is_error") is True)
+            # Only the results a verdict reads keep their text: every line is decoded
+            # for the metrics, and a transcript's Read outputs need not stay in memory.
+            keep = self.keep_texts or tid in self.wanted
+            self.results[tid] = Result(text if keep else "", block.get("is_error") is True, keep)
+            if keep and isinstance(content, list) and tid in self.wanted:
+                whole = metric_text(content)
+                if whole != text:
+                    self.metric_texts[tid] = whole
 
     def event(self, event: dict[str, Any], thread: str) -> None:
         """Feed one decoded event, on ``thread``."""
+        kind = event.get("type")
         message = event.get("message")
+        if thread == "main" and self._fresh(event):
+            self._occupy(event, kind, message)
         if not isinstance(message, dict):
             return
         content = message.get("content")
         if not isinstance(content, list):
             return
-        kind = event.get("type")
         if kind == "assistant":
             msg_id = message.get("id")
             for block in content:
@@ -227,6 +336,60 @@ class Collector:
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self.tool_result(block, extra)
+
+    def _fresh(self, event: dict[str, Any]) -> bool:
+        """M9: a line replayed by a resumed session (its uuid seen before) counts once."""
+        uuid = event.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self._uuids:
+                return False
+            self._uuids.add(uuid)
+        return True
+
+    def _occupy(self, event: dict[str, Any], kind: Any, message: Any) -> None:
+        """The main thread's window: requests, what each adds, compaction boundaries (M1)."""
+        timeline = self.timeline
+        if kind == "system":
+            subtype = event.get("subtype")
+            if isinstance(subtype, str) and subtype in COMPACTION_SUBTYPES:
+                timeline.compact()
+            return
+        if not isinstance(message, dict):
+            return
+        content = message.get("content")
+        if kind == "assistant":
+            # One line per content block, all with the message's id and usage: a request
+            # is the first line of an id (M8: not a message Claude Code wrote itself).
+            mid = message.get("id")
+            usage = message.get("usage")
+            if isinstance(mid, str) and mid and mid not in self._requests:
+                self._requests.add(mid)
+                if isinstance(usage, dict) and message.get("model") != SYNTHETIC_MODEL:
+                    timeline.request(usage_ctx(usage))
+            if isinstance(content, list):
+                texts = []
+                for block in content:
+                    timeline.add(assistant_chars(block))
+                    if isinstance(block, dict) and block.get("type") == "text":
+                        texts.append(block.get("text") or "")
+                said = "".join(t for t in texts if isinstance(t, str))
+                if said.strip():
+                    self.last_text = said
+            elif isinstance(content, str):
+                timeline.add(len(content))
+        elif kind == "user":
+            if isinstance(content, list):
+                for block in content:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        tid = block.get("tool_use_id")
+                        timeline.result(tid if isinstance(tid, str) else "", metric_len(block.get("content")))
+                    else:
+                        timeline.add(len(_piece(block)))
+            elif isinstance(content, str):
+                timeline.add(len(content))
+
+    def family_of(self, tool_use_id: str) -> str:
+        return self.families.get(tool_use_id, "other")
 
     def progress(self, event: dict[str, Any]) -> None:
         """A session log's ``progress`` line: a link at most, never an action.
@@ -259,9 +422,29 @@ class Collector:
         """
         keys = ("subtype", "is_error", "num_turns", "duration_ms", "total_cost_usd")
         self.runs.append({k: event.get(k) for k in keys})
+        answer = event.get("result")
+        if isinstance(answer, str):
+            self.answers.append(answer)
+        usage = event.get("usage")
+        if isinstance(usage, dict):
+            out = usage.get("output_tokens")
+            out = out if isinstance(out, int) and not isinstance(out, bool) else 0
+            self.processed = (self.processed or 0) + usage_ctx(usage) + out
+
+    def answer(self) -> str | None:
+        """The final answer: every ``result`` string, else the last main-thread text."""
+        if self.answers:
+            return "\n\n".join(self.answers)
+        return self.last_text or None
 
     def missing_results(self) -> bool:
-        return any(i not in self.results for i in self.wanted)
+        """A result a verdict needs that this pass could not keep: on a line skipped
+        undecoded, or decoded before its call made it wanted (file order is not causal)."""
+        for tid in self.wanted:
+            r = self.results.get(tid)
+            if (r is None and self.skipped_results) or (r is not None and not r.kept):
+                return True
+        return False
 
     def rename_thread(self, old: str, new: str) -> None:
         """Give a provisionally keyed thread (an unlinked subagent) its real key."""

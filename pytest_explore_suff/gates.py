@@ -16,6 +16,26 @@ GATES: dict[str, tuple[str, str]] = {
 }
 
 
+#: The other two metrics' gates: option / ini stem -> (metric, direction).
+METRIC_GATES: dict[str, tuple[str, str]] = {
+    "min_allocation": ("allocation", "min"),
+    "max_residual_share": ("residual_share", "max"),
+}
+#: Against a baseline: option / ini stem -> (metric, direction).
+METRIC_BASELINE_GATES: dict[str, tuple[str, str]] = {
+    "max_allocation_drop": ("allocation", "max_drop"),
+    "max_residual_growth": ("residual", "max_growth"),
+}
+#: What a metric gate compares, in words, and why it may have no figure.
+METRIC_WORDS = {
+    "allocation": ("allocation efficiency",
+                   "no allocation figure (no explore response with a returned-file section)"),
+    "residual_share": ("median retrieval residual share of the final context",
+                       "no occupancy figure (no token counts in its logs)"),
+    "residual": ("median retrieval residual", "no occupancy figure (no token counts in its logs)"),
+}  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Gate:
     metric: str  # a bucket key
@@ -29,6 +49,8 @@ class Gate:
             return "--explore-suff-min-calls"
         if self.op == "max_drop":
             return f"--max-{self.metric.replace('_', '-')}-drop"
+        if self.op == "max_growth":
+            return f"--max-{self.metric.replace('_', '-')}-growth"
         return f"--{self.op}-{self.metric.replace('_', '-')}"
 
 
@@ -74,6 +96,8 @@ class Outcome:
     def describe(self) -> str:
         g = self.gate
         where = f"arm {self.arm!r}" if self.arm is not None else "every arm"
+        if g.metric in METRIC_WORDS:
+            return self._describe_metric(where)
         if self.passed is None:
             what = "has no answered explore calls"
             if g.op == "max_drop":
@@ -97,6 +121,105 @@ class Outcome:
             side = "lower" if g.op == "min" else "upper"
             what += f" ({side} 95% bound {self.bound:.3f})"
         return f"{g.option}: {where} {what} (n={self.n}) {bound} {g.threshold:g}: {verdict}"
+
+    def _describe_metric(self, where: str) -> str:
+        g = self.gate
+        words, missing = METRIC_WORDS[g.metric]
+        if self.passed is None:
+            side = " (here or in the baseline)" if g.op in ("max_drop", "max_growth") else ""
+            return f"{g.option}: {where} has {missing}{side}: not applicable, not a pass"
+        verdict = "passed" if self.passed else "FAILED"
+        assert self.value is not None
+        if g.op == "max_drop":
+            what = f"{words} fell by {self.value:.3f} from the baseline"
+        elif g.op == "max_growth":
+            what = f"{words} grew by {self.value:+.1%} from the baseline"
+        else:
+            what = f"{words} {self.value:.3f}"
+            if self.on == "bound" and self.bound is not None:
+                what += f" ({'lower' if g.op == 'min' else 'upper'} 95% bound {self.bound:.3f})"
+        op = ">=" if g.op == "min" else "<="
+        return f"{g.option}: {where} {what} (n={self.n}) {op} {g.threshold:g}: {verdict}"
+
+
+def parse_growth(text: str) -> tuple[str | None, float]:
+    """``0.2`` or ``ARM:0.2`` -> (arm, relative growth >= 0); raises ArgumentTypeError."""
+    arm, sep, value = text.rpartition(":")
+    try:
+        frac = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected FRAC or ARM:FRAC, a relative growth such as 0.2 (20%)"
+        ) from None
+    if not frac >= 0.0 or frac == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: the growth must be a number >= 0")
+    if sep and not arm:
+        raise argparse.ArgumentTypeError(f"{text!r}: empty arm name before ':'")
+    return (arm or None), frac
+
+
+def _targets(gate: Gate, arms: dict[str, dict[str, Any]]) -> list[str]:
+    """The gate's arm, or every arm with answered calls (the arms that have the tool)."""
+    return [gate.arm] if gate.arm is not None else [a for a, agg in arms.items() if agg["answered"] > 0]
+
+
+def _metric_value(arm: dict[str, Any], metric: str, on: str) -> tuple[float | None, int, float | None]:
+    """(point, n, bound) of a metric gate's figure in one arm's aggregate."""
+    if metric == "allocation":
+        a = arm.get("allocation")
+        if not a:
+            return None, 0, None
+        eff = a["efficiency"]
+        return eff["share"], a["calls"], eff["lo"] if on == "bound" else None
+    o = arm.get("occupancy")
+    if not o or o["share"]["median"] is None:
+        return None, 0, None
+    return o["share"]["median"], o["transcripts"], None
+
+
+def evaluate_metrics(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str = "point") -> list[Outcome]:
+    """``--min-allocation`` and ``--max-residual-share``, in ARM or in every arm with answered
+    calls; an arm whose figure cannot be computed is not applicable, which is not a pass."""
+    outcomes: list[Outcome] = []
+    for gate in gates:
+        targets = _targets(gate, arms)
+        if not targets:
+            outcomes.append(Outcome(gate, None, None, 0, None, on))
+        for arm in targets:
+            value, n, bound = _metric_value(arms.get(arm) or {}, gate.metric, on)
+            if value is None:
+                outcomes.append(Outcome(gate, arm, None, 0, None, on))
+                continue
+            compared = bound if bound is not None else value
+            ok = compared >= gate.threshold if gate.op == "min" else compared <= gate.threshold
+            outcomes.append(Outcome(gate, arm, value, n, ok, on, bound))
+    return outcomes
+
+
+def evaluate_baseline_metrics(
+    gates: list[Gate], changes: dict[str, dict[str, Any]], arms: dict[str, dict[str, Any]]
+) -> list[Outcome]:
+    """``--max-allocation-drop`` and ``--max-residual-growth`` against the baseline."""
+    outcomes: list[Outcome] = []
+    for gate in gates:
+        targets = _targets(gate, arms)
+        if not targets:
+            outcomes.append(Outcome(gate, None, None, 0, None))
+        for arm in targets:
+            change = changes.get(arm) or {}
+            agg = arms.get(arm) or {}
+            if gate.metric == "allocation":
+                c = change.get("allocation") or {}
+                value = None if c.get("diff") is None else -c["diff"]
+                n = (agg.get("allocation") or {}).get("calls", 0)
+            else:
+                value = (change.get("residual") or {}).get("growth")
+                n = (agg.get("occupancy") or {}).get("transcripts", 0)
+            if value is None:
+                outcomes.append(Outcome(gate, arm, None, 0, None))
+                continue
+            outcomes.append(Outcome(gate, arm, value, n, value <= gate.threshold))
+    return outcomes
 
 
 def evaluate(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str = "point") -> list[Outcome]:

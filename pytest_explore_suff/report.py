@@ -14,8 +14,14 @@ from .buckets import KEYS, zero_counts
 from .campaign import Transcript
 from .classify import Verdict
 from .events import TOOL_KINDS, Collector
+from .metrics import measure
+from .occupancy import DEFAULT_WINDOW
 
-SCHEMA = "pytest-explore-suff/1"
+SCHEMA = "pytest-explore-suff/2"
+#: Reports of these schemas load as baselines (1: before allocation and occupancy).
+READABLE_SCHEMAS = ("pytest-explore-suff/1", SCHEMA)
+#: Why a transcript that was not judged has no metric.
+NOT_JUDGED = "the transcript was not judged"
 
 
 def record(
@@ -25,9 +31,15 @@ def record(
     reason: str = "",
     verdict: Verdict | None = None,
     collector: Collector | None = None,
+    window: int = DEFAULT_WINDOW,
 ) -> dict[str, Any]:
     """The JSON-ready record of one transcript (also what travels on its test report)."""
     v = (verdict or Verdict()).to_dict()
+    if verdict is not None and collector is not None:
+        metrics = measure(verdict, collector, window)
+    else:
+        metrics = {"allocation": None, "allocation_reason": NOT_JUDGED, "occupancy": None,
+                   "occupancy_reason": NOT_JUDGED, "tokens_processed": None}  # fmt: skip
     warnings = [*transcript.notes, *(collector.warnings if collector else ())]
     return {
         "path": transcript.path,
@@ -50,6 +62,77 @@ def record(
         "runs": collector.runs if collector else [],
         "tools": collector.tools if collector else {},
         "calls": v["calls"],
+        **metrics,
+    }
+
+
+#: What the aggregates read of a record's metrics, as one flat tuple (a `store.Slim`
+#: keeps it in memory): allocation's envelope, used, used by path, calls, has_answer,
+#: then occupancy's ctx_final, ctx_base, tool, file-access and retrieval residuals.
+Brief = tuple[Any, ...]
+_NO_BRIEF: Brief = (None,) * 10
+
+
+def brief_of(rec: Mapping[str, Any]) -> Brief:
+    kept = getattr(rec, "metrics", None)
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
+    a = rec.get("allocation")
+    o = rec.get("occupancy")
+    if not isinstance(a, Mapping) and not isinstance(o, Mapping):
+        return _NO_BRIEF
+    head = (
+        (a["envelope"], a["used"], a["used_path"], len(a["calls"]), a["has_answer"])
+        if isinstance(a, Mapping) else (None,) * 5
+    )  # fmt: skip
+    tail = (
+        (o["ctx_final"], o["ctx_base"], o["residual"]["tool"], o["residual_file_access"],
+         o["residual_retrieval"])
+        if isinstance(o, Mapping) else (None,) * 5
+    )  # fmt: skip
+    return head + tail
+
+
+def _spread(values: list[float]) -> dict[str, float | None]:
+    """Median [min-max]."""
+    return {"median": stats.median(values), "min": min(values) if values else None,
+            "max": max(values) if values else None}  # fmt: skip
+
+
+def allocation_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Pooled efficiency with its clustered interval, path-only, per-run spread (None: no figure)."""
+    rows = [b[:5] for b in map(brief_of, recs) if b[0] is not None]
+    if not rows:
+        return None
+    envelope = sum(r[0] for r in rows)
+    used = sum(r[1] for r in rows)
+    used_path = sum(r[2] for r in rows)
+    return {
+        "transcripts": len(rows),
+        "calls": sum(r[3] for r in rows),
+        "envelope": envelope,
+        "used": used,
+        "used_path": used_path,
+        "efficiency": stats.ratio((r[1], r[0]) for r in rows).to_dict(),
+        "efficiency_path": used_path / envelope if envelope else 0.0,
+        "per_run": _spread([r[1] / r[0] if r[0] else 0.0 for r in rows]),
+        "no_answer": sum(1 for r in rows if not r[4]),
+    }
+
+
+def occupancy_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Median [min-max] of the final context and the residuals; the median base prompt."""
+    rows = [b[5:] for b in map(brief_of, recs) if b[5] is not None]
+    if not rows:
+        return None
+    return {
+        "transcripts": len(rows),
+        "ctx_final": _spread([r[0] for r in rows]),
+        "residual_tool": _spread([r[2] for r in rows]),
+        "residual_file_access": _spread([r[3] for r in rows]),
+        "residual_retrieval": _spread([r[4] for r in rows]),
+        "share": _spread([r[4] / r[0] for r in rows if r[0] > 0]),
+        "ctx_base": stats.median(r[1] for r in rows),
     }
 
 
@@ -92,6 +175,8 @@ def summarize(recs: list[dict[str, Any]]) -> dict[str, Any]:
     agg["shares"] = shares(agg["counts"], agg["answered"])
     agg["intervals"] = {k: stats.share(clusters(recs, k)).to_dict() for k in KEYS}
     agg["figures"] = figures(recs)
+    agg["allocation"] = allocation_summary(recs)
+    agg["occupancy"] = occupancy_summary(recs)
     return agg
 
 

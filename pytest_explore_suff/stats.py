@@ -137,3 +137,37 @@ def median(values: Iterable[float | int | None]) -> float | None:
         return None
     mid = len(xs) // 2
     return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """A pooled ratio sum(u) / sum(e) over clusters, with a 95% interval."""
+
+    p: float
+    lo: float
+    hi: float
+    var: float
+    clusters: int
+    method: str  # "cluster-normal" | "none" (fewer than two clusters: no spread to measure)
+
+    def to_dict(self) -> dict[str, float | int | str]:
+        return {"share": self.p, "lo": self.lo, "hi": self.hi, "se": math.sqrt(self.var),
+                "clusters": self.clusters, "method": self.method}  # fmt: skip
+
+
+def ratio(pairs: Iterable[tuple[float, float]]) -> Ratio:
+    """A ratio estimator (allocation efficiency: characters used over characters
+    returned, per transcript) with its cluster-robust variance and a normal
+    interval clipped to [0, 1]. Characters are not independent trials, so no
+    binomial interval applies; with fewer than two clusters the interval is [0, 1]."""
+    data = [(u, e) for u, e in pairs if e > 0]
+    total = sum(e for _, e in data)
+    if not total:
+        return Ratio(0.0, 0.0, 1.0, 0.0, 0, "none")
+    p = sum(u for u, _ in data) / total
+    n = len(data)
+    if n < 2:
+        return Ratio(p, 0.0, 1.0, 0.25, n, "none")
+    var = n / (n - 1) * sum((u - p * e) ** 2 for u, e in data) / (total * total)
+    half = Z95 * math.sqrt(var)
+    return Ratio(p, max(0.0, p - half), min(1.0, p + half), var, n, "cluster-normal")

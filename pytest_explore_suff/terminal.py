@@ -157,6 +157,107 @@ def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
     return "\n".join(out)
 
 
+def _num(x: float | None) -> str:
+    return "-" if x is None else f"{round(x):,}"
+
+
+def _spread_cell(spread: dict[str, Any], fmt: Any = _num) -> str:
+    if spread["median"] is None:
+        return "-"
+    return f"{fmt(spread['median'])} [{fmt(spread['min'])}-{fmt(spread['max'])}]"
+
+
+def _share_pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.0%}"
+
+
+def _metric_table(rows: list[list[object]], names: list[str], width: int) -> str:
+    """A metric's block, arms across; a table per few arms when it would not fit."""
+    for per in range(len(names), 0, -1):
+        tables = []
+        for i in range(0, len(names), per):
+            chunk = slice(i + 1, i + 1 + per)
+            headers = ["", *names[i : i + per]]
+            body = [[row[0], *row[chunk]] for row in rows]
+            tables.append(str(tabulate(body, headers=headers, tablefmt="simple", disable_numparse=True)))
+        if all(_width_of(t) <= width for t in tables) or per == 1:
+            return "\n\n".join(tables)
+    return ""  # pragma: no cover - per == 1 always returns
+
+
+def allocation_table(arms: dict[str, dict[str, Any]], width: int = 10_000) -> str | None:
+    """Allocation efficiency per arm: pooled with its 95% interval, path-cited alone, per run."""
+    columns = [(name, agg["allocation"]) for name, agg in arms.items() if agg.get("allocation")]
+    if not columns:
+        return None
+    rows: list[list[object]] = [
+        ["transcripts (calls with source)", *(f"{a['transcripts']} ({a['calls']})" for _, a in columns)],
+        ["efficiency [95%]", *(_efficiency(a["efficiency"]) for _, a in columns)],
+        ["path-cited alone", *(f"{a['efficiency_path']:.0%}" for _, a in columns)],
+        ["per run, median [min-max]", *(_spread_cell(a["per_run"], _share_pct) for _, a in columns)],
+        ["chars used / returned", *(f"{a['used']:,} / {a['envelope']:,}" for _, a in columns)],
+    ]
+    if any(a["no_answer"] for _, a in columns):
+        rows.append(["transcripts with no answer", *(a["no_answer"] for _, a in columns)])
+    title = "allocation efficiency (share of returned characters on files the answer cites):"
+    return f"{title}\n{_metric_table(rows, [clean(n) for n, _ in columns], width)}"
+
+
+def _efficiency(e: dict[str, Any]) -> str:
+    return f"{e['share']:.0%} [{_pct(e['lo'])}-{_pct(e['hi'])}]"
+
+
+def occupancy_table(arms: dict[str, dict[str, Any]], width: int = 10_000) -> str | None:
+    """Residual context occupancy per arm, tokens, median [min-max] over transcripts."""
+    columns = [(name, agg["occupancy"]) for name, agg in arms.items() if agg.get("occupancy")]
+    if not columns:
+        return None
+    rows: list[list[object]] = [
+        ["transcripts", *(o["transcripts"] for _, o in columns)],
+        ["final context", *(_spread_cell(o["ctx_final"]) for _, o in columns)],
+        ["tool residual", *(_spread_cell(o["residual_tool"]) for _, o in columns)],
+        ["file-access residual", *(_spread_cell(o["residual_file_access"]) for _, o in columns)],
+        ["retrieval residual", *(_spread_cell(o["residual_retrieval"]) for _, o in columns)],
+        ["share of final context", *(_spread_cell(o["share"], _share_pct) for _, o in columns)],
+        ["base prompt (median)", *(_num(o["ctx_base"]) for _, o in columns)],
+    ]
+    title = "residual context occupancy at the end (tokens, median [min-max]):"
+    return f"{title}\n{_metric_table(rows, [clean(n) for n, _ in columns], width)}"
+
+
+def residual_line(cmp: dict[str, Any]) -> str | None:
+    """``retrieval residual 82% higher with A, 7 of 7 groups; fixed overhead +546 tokens``."""
+    r = cmp["residual"]
+    if r["mean_pct"] is None:
+        return None
+    a, b = clean(cmp["a"]), clean(cmp["b"])
+    if r["direction"] == "equal":
+        text = f"retrieval residual equal with {a} and {b}"
+    else:
+        text = f"retrieval residual {abs(r['mean_pct']):.0f}% {r['direction']} with {a} than with {b}"
+    text += f", {r['agreeing']} of {r['compared']} group{'s' if r['compared'] != 1 else ''}"
+    if r["interval"] is not None:
+        text += f" (mean over groups, 95% {r['interval']['lo']:+.0f}% to {r['interval']['hi']:+.0f}%)"
+    if r["fixed_overhead"] is not None:
+        text += f"; fixed overhead {r['fixed_overhead']:+,.0f} tokens"
+    return text
+
+
+def allocation_lines(rec: Mapping[str, Any]) -> list[str]:
+    """``-v``: a transcript's per-call allocation and the files no answer cited."""
+    a = rec.get("allocation")
+    if not a:
+        return []
+    out = [f"call {i}: {c['efficiency']:.0%} of {c['envelope']:,} chars, {c['files_used']}/{c['files']} files"
+           for i, c in enumerate(a["calls"], 1)]  # fmt: skip
+    uncited = [f["path"] for f in a["files"] if f["via"] is None]
+    if uncited:
+        out.append("not cited: " + ", ".join(clean(p) for p in uncited))
+    if not a["has_answer"]:
+        out.append("no final answer text: every file counts as uncited")
+    return [clean(line) for line in out]
+
+
 class Line(NamedTuple):
     """A line of the terminal summary, with its TerminalWriter markup (``red=True``, ...)."""
 
@@ -194,6 +295,13 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
     if report.comparison:
         yield Line("")
         yield from _table(comparison_table(report.comparison, width))
+    for block in (allocation_table(report.arms, width), occupancy_table(report.arms, width)):
+        if block is not None:
+            yield Line("")
+            yield from _table(block)
+    pair = report.metrics_comparison
+    if pair and (line := residual_line(pair)) is not None:
+        yield Line(line)
     if report.baseline:
         yield Line("")
         yield Line(f"against the baseline {clean(report.baseline['report'])}:")
@@ -219,6 +327,7 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
     if verbose:
         for r in report.transcripts:
             lines = [call_line(i, c) for i, c in enumerate(r["calls"], 1) if c["bucket"] != "sufficient"]
+            lines += allocation_lines(r)
             if lines:
                 yield Line(f"{clean(r['path'])} [{clean(r['arm'])}]")
                 yield from (Line(f"  {line}") for line in lines)

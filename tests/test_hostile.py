@@ -297,7 +297,9 @@ def test_a_50_mb_line_is_read_without_crashing_in_bounded_memory(pytester, campa
     out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True)
     answered, grew = map(int, out.stdout.split())
     assert answered == 2
-    assert grew < 3 * size, f"judging a {size >> 20} MB line took {grew >> 20} MB more memory"
+    # The line is decoded (occupancy counts every main-thread result): its bytes, its
+    # text and the read buffers it was gathered in, never a multiple of the file.
+    assert grew < 4 * size, f"judging a {size >> 20} MB line took {grew >> 20} MB more memory"
 
 
 def test_lines_that_are_arrays_numbers_strings_or_null_are_corrupt_lines(pytester, campaign):

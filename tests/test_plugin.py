@@ -237,7 +237,7 @@ def test_control_characters_from_transcripts_never_reach_the_terminal(pytester):
 def test_the_json_report_has_the_documented_fields(pytester, campaign):
     pytester.runpytest(f"--explore-suff={campaign}")
     doc = report(pytester)
-    assert doc["schema"] == "pytest-explore-suff/1"
+    assert doc["schema"] == "pytest-explore-suff/2"
     rec = doc["transcripts"][0]
     assert set(rec) >= {
         "path",
@@ -255,9 +255,16 @@ def test_the_json_report_has_the_documented_fields(pytester, campaign):
         "concurrent",
         "warnings",
         "calls",
+        "allocation",
+        "allocation_reason",
+        "occupancy",
+        "occupancy_reason",
+        "tokens_processed",
     }
     assert set(rec["calls"][0]) >= {"thread", "query", "files", "bucket", "next", "named", "truncated"}
-    assert set(doc["arms"]["headless-with"]) >= {"transcripts", "answered", "counts", "shares"}
+    assert set(doc["arms"]["headless-with"]) >= {
+        "transcripts", "answered", "counts", "shares", "allocation", "occupancy"
+    }  # fmt: skip
     assert doc["arms"]["headless-with"]["shares"]["sufficient"] == pytest.approx(2 / 3)
 
 

@@ -29,10 +29,10 @@ def load(kind: str, files: Sequence[str], spec: ToolSpec, open_file: Opener = op
     read = READERS[kind]
     collector = Collector(spec, open_file=open_file)
     read(files, collector)
-    if collector.skipped_results and collector.missing_results():
-        # A result we need was on a line skipped before its call was seen
-        # (file order is not causal order). Rare: read again, decoding all.
-        collector = Collector(spec, open_file=open_file)
+    if collector.missing_results():
+        # A result we need came before its call (file order is not causal order),
+        # skipped or not kept. Rare: read again, decoding all, keeping every text.
+        collector = Collector(spec, open_file=open_file, keep_texts=True)
         read(files, collector, decode_all=True)
     if not collector.recognized:
         if collector.lines == 0:

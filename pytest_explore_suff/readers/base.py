@@ -108,6 +108,8 @@ def worth_decoding(line: bytes, collector: Collector, *, links: bool = False) ->
         names -= collector.progress_agents
         collector.progress_agents |= names
         return bool(names)
+    if collector.main_file:
+        return True  # the main thread's every line counts for its window (occupancy)
     head = line[:_HEAD]
     if _TOOL_USE in head:
         return True
@@ -226,13 +228,16 @@ def events(
                         too_long.add(number)
                         newline = True  # had it one or not, the line is reported as too long
                         continue
-                    raw = whole
+                    raw, whole = whole, None  # one reference: freed with the line
                 elif len(raw) > limit and len(raw.rstrip(b"\n")) > limit:  # a limit below a chunk
                     too_long.add(number)
                     newline = True
                     continue
                 newline = raw[-1:] == b"\n"
-                line = raw.strip()
+                # A line as agents write it is decoded as it came: the decoder takes the
+                # newline as whitespace, and a huge line is not copied to strip it.
+                line = raw if raw[:1] == b"{" and raw[-2:] == b"}\n" else raw.strip()
+                raw = b""
                 if not line:
                     continue
                 collector.lines += 1
@@ -240,7 +245,7 @@ def events(
                     corrupt_at.add(pending)
                     pending = None
                 if collector.recognized and not (decode_all or keep(line) or (also and also(line))):
-                    if line[:1] != b"{" or line[-1:] != b"}":
+                    if line[:1] != b"{" or not line.endswith((b"}", b"}\n")):
                         pending = number
                     continue
                 try:

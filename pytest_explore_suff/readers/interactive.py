@@ -126,6 +126,8 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             collector.event(event, "main")
 
     in_files: list[_Subagent] = []
+    # Subagent files are other windows (M1): only what can change a verdict is decoded.
+    collector.main_file = False
     for path in files[1:]:
         agent = agent_id_of(path)
         meta = _meta(path, collector) if "subagents" in path.replace("\\", "/").split("/") else {}

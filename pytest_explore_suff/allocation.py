@@ -1,0 +1,231 @@
+"""Allocation efficiency: of the characters an explore response spent on files,
+the share that went to files the agent's final answer cites.
+
+Implements the first half of ``shared/spec/metrics.md`` over the judged
+explore responses of one transcript and its answer text. Plain library code:
+no pytest import.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from .classify import norm_path, path_tokens, same_file
+from .events import ToolSpec
+
+#: Header kinds that mean the file *defines* the name (``mutateElement(calls)`` does not).
+DEFINING_KINDS = frozenset(
+    {
+        "module", "class", "struct", "interface", "trait", "protocol", "function", "method",
+        "property", "field", "variable", "constant", "enum", "enum_member", "type_alias",
+        "namespace", "route", "component",
+    }
+)  # fmt: skip
+#: Definitions that are often import bindings: a real definition elsewhere beats them.
+WEAK_KINDS = frozenset({"variable", "constant"})
+STOPWORDS = frozenset(
+    {
+        "function", "return", "const", "this", "true", "false", "null", "void", "undefined",
+        "string", "object", "number", "boolean", "array", "class", "import", "export", "async",
+        "await", "default", "type", "value", "name", "data", "self", "super", "else", "then",
+        "case", "from", "with", "when", "where", "that", "they",
+    }
+)  # fmt: skip
+#: A name defined by this many returned files identifies none of them.
+AMBIGUITY_LIMIT = 3
+MIN_SYMBOL = 4
+GUIDANCE = "\n> "  # the trailing guidance quote that ends the last section
+
+_HEADER_ENTRY = re.compile(r"([A-Za-z_$][\w$.]*)\(([a-z_]+)\)", re.ASCII)
+_BASENAME = re.compile(r"\b[\w@+-]+\.[A-Za-z]\w*", re.ASCII)
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_IDENT = re.compile(r"[A-Za-z_$][\w$]*", re.ASCII)
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    path: str
+    chars: int
+    #: (name, kind) of every entry its header says the file defines
+    symbols: tuple[tuple[str, str], ...]
+
+
+@lru_cache(maxsize=16)
+def _marker_lines(pattern: str) -> Callable[[str], list[tuple[int, int, str]]]:
+    """(line start, match end, path) of every returned-file marker of a text."""
+    if pattern == ToolSpec.marker:
+        return _default_marks
+    regex = re.compile(pattern, re.MULTILINE)
+
+    def marks(text: str) -> list[tuple[int, int, str]]:
+        out = []
+        for m in regex.finditer(text):
+            start = text.rfind("\n", 0, m.start()) + 1
+            out.append((start, m.end(), m.group(1)))
+        return out
+
+    return marks
+
+
+def _default_marks(text: str) -> list[tuple[int, int, str]]:
+    r"""``^\*\*`([^`]+)`\*\*`` at line starts, found by plain searches (see classify)."""
+    out: list[tuple[int, int, str]] = []
+    at = 0 if text.startswith("**`") else _next_line_marker(text, 0)
+    while at != -1:
+        close = text.find("`", at + 3)
+        if close > at + 3 and text.startswith("**", close + 1):
+            out.append((at, close + 3, text[at + 3 : close]))
+            at = _next_line_marker(text, close + 3)
+        else:
+            at = _next_line_marker(text, at + 1)
+    return out
+
+
+def _next_line_marker(text: str, start: int) -> int:
+    at = text.find("\n**`", max(start - 1, 0))
+    return at + 1 if at != -1 else -1
+
+
+def sections(text: str, marker: str = ToolSpec.marker) -> list[Section]:
+    """The per-file sections of one response, in order (empty: no envelope)."""
+    marks = _marker_lines(marker)(text)
+    if not marks:
+        return []
+    tail = text.find(GUIDANCE, marks[-1][0])
+    end = len(text) if tail == -1 else tail
+    out = []
+    for i, (start, header_at, path) in enumerate(marks):
+        stop = marks[i + 1][0] if i + 1 < len(marks) else end
+        line_end = text.find("\n", header_at)
+        header = text[header_at : len(text) if line_end == -1 else line_end]
+        symbols = tuple(
+            (m.group(1), m.group(2)) for m in _HEADER_ENTRY.finditer(header) if m.group(2) in DEFINING_KINDS
+        )
+        out.append(Section(path, max(stop - start, 0), symbols))
+    return out
+
+
+def extension(path: str) -> str | None:
+    """The lower-cased text after a path's last dot (none for a leading dot or no dot)."""
+    dot = path.rfind(".")
+    return path[dot + 1 :].lower() if dot > 0 else None
+
+
+@dataclass(frozen=True)
+class Citations:
+    paths: tuple[str, ...]
+    symbols: tuple[str, ...]  # in order of first appearance
+
+
+def citations(answer: str, extensions: frozenset[str]) -> Citations:
+    """What an answer cites: path tokens, bare basenames of the envelope's extensions,
+    and identifiers inside one-line code spans."""
+    paths = dict.fromkeys(path_tokens(answer))
+    for m in _BASENAME.finditer(answer):
+        token = m.group(0)
+        if token[token.rfind(".") + 1 :].lower() in extensions:
+            paths[token] = None
+    symbols: dict[str, None] = {}
+    for span in _CODE_SPAN.finditer(answer):
+        for ident in _IDENT.findall(span.group(1)):
+            if len(ident) >= MIN_SYMBOL and ident.lower() not in STOPWORDS:
+                symbols[ident] = None
+    return Citations(tuple(norm_path(p) for p in paths), tuple(symbols))
+
+
+def _owners(calls: Sequence[Sequence[Section]]) -> dict[str, set[str]]:
+    """Name -> the returned files that define it (strong definers win over weak ones)."""
+    strong: dict[str, set[str]] = {}
+    weak: dict[str, set[str]] = {}
+    for secs in calls:
+        for s in secs:
+            for name, kind in s.symbols:
+                (weak if kind in WEAK_KINDS else strong).setdefault(name, set()).add(s.path)
+    return {name: strong.get(name) or weak[name] for name in {*strong, *weak}}
+
+
+def allocation(
+    responses: Sequence[tuple[str, str]], answer: str | None, marker: str = ToolSpec.marker
+) -> tuple[dict[str, Any] | None, str]:
+    """(the transcript's allocation figures, "") or (None, why not).
+
+    ``responses``: (call id, response text) of the judged explore calls, in
+    stream order. ``answer``: the final answer text (None or blank: every file
+    is uncited, and the figures say ``has_answer: false``).
+    """
+    if not responses:
+        return None, "no answered explore call"
+    calls = [(cid, secs) for cid, text in responses if (secs := sections(text, marker))]
+    if not calls:
+        return None, "no explore response has a returned-file section"
+    exts = frozenset(e for _, secs in calls for s in secs if (e := extension(s.path)) is not None)
+    cited = citations(answer or "", exts)
+    owners = _owners([secs for _, secs in calls])
+    credit: dict[str, tuple[str | None, str | None]] = {}  # path -> (via, symbol)
+
+    def judge(path: str) -> tuple[str | None, str | None]:
+        found = credit.get(path)
+        if found is None:
+            p = norm_path(path)
+            if any(same_file(p, c) for c in cited.paths):
+                found = ("path", None)
+            else:
+                symbol = next(
+                    (
+                        s
+                        for s in cited.symbols
+                        if (o := owners.get(s)) is not None and len(o) < AMBIGUITY_LIMIT and path in o
+                    ),
+                    None,
+                )
+                found = ("symbol", symbol) if symbol is not None else (None, None)
+            credit[path] = found
+        return found
+
+    per_call: list[dict[str, Any]] = []
+    files: dict[str, dict[str, Any]] = {}
+    for cid, secs in calls:
+        envelope = used = used_path = 0
+        for s in secs:
+            via, symbol = judge(s.path)
+            envelope += s.chars
+            if via is not None:
+                used += s.chars
+                if via == "path":
+                    used_path += s.chars
+            f = files.get(s.path)
+            if f is None:
+                f = files[s.path] = {"path": s.path, "chars": 0, "calls": 0, "via": via, "symbol": symbol}
+            f["chars"] += s.chars
+            f["calls"] += 1
+        per_call.append(
+            {
+                "id": cid,
+                "envelope": envelope,
+                "used": used,
+                "used_path": used_path,
+                "efficiency": used / envelope if envelope else 0.0,
+                "files": len(secs),
+                "files_used": sum(1 for s in secs if credit[s.path][0] is not None),
+            }
+        )
+    ranked = sorted(files.values(), key=lambda f: -f["chars"])  # stable: ties keep first appearance
+    envelope = sum(c["envelope"] for c in per_call)
+    used = sum(c["used"] for c in per_call)
+    used_path = sum(c["used_path"] for c in per_call)
+    return {
+        "envelope": envelope,
+        "used": used,
+        "used_path": used_path,
+        "efficiency": used / envelope if envelope else 0.0,
+        "efficiency_path": used_path / envelope if envelope else 0.0,
+        "files_returned": len(ranked),
+        "files_used": sum(1 for f in ranked if f["via"] is not None),
+        "has_answer": bool((answer or "").strip()),
+        "calls": per_call,
+        "files": ranked,
+    }, ""

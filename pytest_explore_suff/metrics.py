@@ -1,0 +1,36 @@
+"""The two other feedback metrics of one transcript, from the same single pass (M4).
+
+`measure` reads what the readers left on the `Collector` (the judged explore
+responses, the answer, the main thread's timeline) and the verdict's answered
+calls. No file is read again. Plain library code: no pytest import.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .allocation import allocation
+from .classify import Verdict
+from .events import Collector
+from .occupancy import DEFAULT_WINDOW, occupancy
+
+
+def measure(verdict: Verdict, collector: Collector, window: int = DEFAULT_WINDOW) -> dict[str, Any]:
+    """The record's ``allocation``, ``occupancy`` and ``tokens_processed`` fields, with the
+    reasons a metric could not be computed (M6: never silently zero)."""
+    order = collector.seen_tool_ids
+    calls = sorted(verdict.calls, key=lambda c: order.get(c.id, len(order)))  # M3: stream order
+    responses = []
+    for call in calls:
+        result = collector.results.get(call.id)
+        if result is not None:
+            responses.append((call.id, collector.metric_texts.get(call.id, result.text)))
+    alloc, alloc_why = allocation(responses, collector.answer(), collector.spec.marker)
+    occ, occ_why = occupancy(collector.timeline, collector.family_of, window)
+    return {
+        "allocation": alloc,
+        "allocation_reason": alloc_why,
+        "occupancy": occ,
+        "occupancy_reason": occ_why,
+        "tokens_processed": collector.processed,
+    }

@@ -1,0 +1,215 @@
+"""Residual context occupancy: the tokens each tool family's results still hold
+in the main thread's window at the end, measured from the requests' own token
+counts.
+
+Implements the second half of ``shared/spec/metrics.md``. A reader feeds a
+`Timeline` as it walks the main thread (requests with their prompt size,
+characters added, compaction boundaries); `occupancy` turns it into the
+figures. Plain library code: no pytest import.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+FAMILIES = ("tool", "read", "search", "bash", "other")
+FILE_ACCESS = ("read", "search", "bash")
+DEFAULT_WINDOW = 200_000
+FALLBACK_CPT = 3.0
+#: a clean gap: more than this many characters added, at least this share of them tool output
+CLEAN_CHARS = 500
+CLEAN_TOOL_SHARE = 0.8
+DISPERSION_TOOL_SHARE = 0.95
+#: a clean gap whose ratio exceeds the lower median by this factor also shed content
+SHED_FACTOR = 1.5
+#: tool tokens over a gap's delta by more than max(this, EVICT_SHARE of them) were shed
+EVICT_TOKENS = 200
+EVICT_SHARE = 0.05
+
+
+def js_round(x: float) -> int:
+    """Half up, as the reference's ``Math.round`` (Python's round is half to even)."""
+    return math.floor(x + 0.5)
+
+
+class _Gap:
+    """What was added between two requests."""
+
+    __slots__ = ("chars", "compacted", "ctx", "results")
+
+    def __init__(self) -> None:
+        self.ctx = 0  # the prompt size of the request that closes the gap
+        self.chars = 0  # every character added, tool output included
+        self.compacted = False
+        self.results: list[tuple[str, int]] = []  # (tool_use id, characters) of tool results
+
+
+class Timeline:
+    """The main thread's requests and additions, in stream order.
+
+    Gaps are closed as requests arrive, so what is held is one small record
+    per request; a tool result remembers the id of its call, whose family is
+    known only once every call has been seen (a result can precede its call).
+    """
+
+    __slots__ = ("_open", "base", "before_first", "compactions", "gaps", "requests", "window")
+
+    def __init__(self) -> None:
+        self.requests = 0
+        self.base: int | None = None  # the first request's prompt
+        self.gaps: list[_Gap] = []  # gaps[k-1]: between request k-1 and request k
+        self._open = _Gap()  # additions since the last request
+        self.compactions = 0
+        self.window: int | None = None  # the log's own window size, when it says one
+        #: tool results before the first request: in no gap, but counted in ``chars``
+        self.before_first: list[tuple[str, int]] = []
+
+    def request(self, ctx: int) -> None:
+        if self.requests:
+            gap = self._open
+            gap.ctx = ctx
+            self.gaps.append(gap)
+        else:
+            self.base = ctx
+            self.before_first.extend(self._open.results)
+        self._open = _Gap()
+        self.requests += 1
+
+    def add(self, chars: int) -> None:
+        self._open.chars += chars
+
+    def result(self, tool_use_id: str, chars: int) -> None:
+        self._open.chars += chars
+        self._open.results.append((tool_use_id, chars))
+
+    def compact(self) -> None:
+        self.compactions += 1
+        self._open.compacted = True
+
+    @property
+    def pending_results(self) -> list[tuple[str, int]]:
+        """Tool results after the last request: they never entered a prompt."""
+        return self._open.results
+
+    @property
+    def last_ctx(self) -> int:
+        return self.gaps[-1].ctx if self.gaps else (self.base or 0)
+
+
+def _lower_median(values: list[float]) -> float:
+    values.sort()
+    return values[(len(values) - 1) // 2]
+
+
+def occupancy(
+    timeline: Timeline, family_of: Callable[[str], str], window: int = DEFAULT_WINDOW
+) -> tuple[dict[str, Any] | None, str]:
+    """(the transcript's occupancy figures, "") or (None, why not)."""
+    if not timeline.requests:
+        return None, "no token counts in the log (no model request records its usage)"
+    # Per gap: delta, chars, tool chars, chars per family.
+    gaps = []
+    prev = timeline.base or 0
+    for g in timeline.gaps:
+        fam: dict[str, int] = {}
+        for tid, chars in g.results:
+            f = family_of(tid)
+            fam[f] = fam.get(f, 0) + chars
+        gaps.append((g.ctx - prev, g.chars, sum(fam.values()), fam, g.compacted))
+        prev = g.ctx
+
+    # Pass 1: characters per token, on gaps that are mostly tool output.
+    clean = [(d, tc) for d, c, tc, _, comp in gaps if not comp and d > 0 and c > CLEAN_CHARS
+             and tc / c >= CLEAN_TOOL_SHARE]  # fmt: skip
+    sum_d = sum_c = 0
+    if clean:
+        low = _lower_median([tc / d for d, tc in clean])
+        for d, tc in clean:
+            if low > 0 and tc / d > low * SHED_FACTOR:
+                continue  # the window also shed content in this gap
+            sum_d += d
+            sum_c += tc
+    if sum_d == 0:
+        for d, c, _, _, comp in gaps:
+            if not comp and d > 0 and c > 0:
+                sum_d += d
+                sum_c += c
+    calibrated = sum_d > 0
+    cpt = sum_c / sum_d if calibrated else FALLBACK_CPT
+
+    errors = [abs(tc / cpt - d) / d for d, c, tc, _, comp in gaps
+              if not comp and d > 0 and c > CLEAN_CHARS and tc / c >= DISPERSION_TOOL_SHARE]  # fmt: skip
+    dispersion = _lower_median(errors) if errors else None
+
+    # Pass 2: residency, oldest evicted first.
+    contributed = dict.fromkeys(FAMILIES, 0.0)
+    queue: deque[list[Any]] = deque()  # [family, tokens], oldest first
+    evicted = 0.0
+    for delta, _, _, fam, compacted in gaps:
+        if compacted:
+            evicted += sum(q[1] for q in queue)
+            queue.clear()
+        tool_tokens = 0.0
+        for f, chars in fam.items():
+            tokens = chars / cpt
+            tool_tokens += tokens
+            contributed[f] += tokens
+            queue.append([f, tokens])
+        shortfall = tool_tokens - delta
+        if not compacted and shortfall > max(EVICT_TOKENS, tool_tokens * EVICT_SHARE):
+            while shortfall > 0 and queue:
+                head = queue[0]
+                if head[1] <= shortfall:
+                    shortfall -= head[1]
+                    evicted += head[1]
+                    queue.popleft()
+                else:
+                    head[1] -= shortfall
+                    evicted += shortfall
+                    shortfall = 0
+    residual = dict.fromkeys(FAMILIES, 0.0)
+    for f, tokens in queue:
+        residual[f] += tokens
+
+    result_chars = dict.fromkeys(FAMILIES, 0)
+    result_count = dict.fromkeys(FAMILIES, 0)
+    for tid, n in _every_result(timeline):
+        f = family_of(tid)
+        result_chars[f] += n
+        result_count[f] += 1
+    ctx_final = timeline.last_ctx
+    file_access = sum(residual[f] for f in FILE_ACCESS)
+    retrieval = residual["tool"] + file_access
+    win = timeline.window or window
+    return {
+        "ctx_final": ctx_final,
+        "ctx_base": timeline.base or 0,
+        "chars_per_token": cpt,
+        "calibrated": calibrated,
+        "dispersion": dispersion,
+        "turns": timeline.requests,
+        "compactions": timeline.compactions,
+        "evicted": js_round(evicted),
+        "window": win,
+        "residual": _rounded(residual),
+        "contributed": _rounded(contributed),
+        "chars": result_chars,
+        "results": result_count,
+        "residual_file_access": js_round(file_access),
+        "residual_retrieval": js_round(retrieval),
+        "share": retrieval / ctx_final if ctx_final > 0 else None,
+    }, ""
+
+
+def _every_result(timeline: Timeline) -> Iterable[tuple[str, int]]:
+    yield from timeline.before_first
+    for g in timeline.gaps:
+        yield from g.results
+    yield from timeline.pending_results
+
+
+def _rounded(values: Mapping[str, float]) -> dict[str, int]:
+    return {f: js_round(values[f]) for f in FAMILIES}
