@@ -26,6 +26,48 @@ from builders import Run, response  # noqa: E402
 OUT = HERE / "campaign"
 OUT_NB = HERE / "new-vs-baseline"
 T = "/private/tmp/t-new"
+#: The first prompt of each arm (system, tool schemas, the question): the tool's
+#: schemas and instructions cost the with-tool arm a fixed 546 tokens more.
+BASE_WITH, BASE_WITHOUT = 18_900, 18_354
+CHARS_PER_TOKEN = 2.3
+
+
+def source(path: str, lines: int = 60) -> str:
+    """A file's text as a Read returns it: numbered lines of plausible source."""
+    name = path.rsplit("/", 1)[-1].split(".")[0]
+    return "".join(f"{i:6d}\t  const {name}_{i} = compute({name}, options[{i}]); // step {i}\n"
+                   for i in range(1, lines + 1))  # fmt: skip
+
+
+def priced(run: Run, base: int) -> Run:
+    """Give each model request of the run the usage Claude Code logs: the prompt grows by
+    what the previous requests added, at about 2.3 characters per token (subagents have
+    a window of their own, from a smaller base)."""
+    # The answer is the run's last request: its text, then the result line.
+    for i, event in enumerate(run.events):
+        if event["type"] == "result":
+            answer = {"type": "text", "text": event["result"]}
+            run.events.insert(i, {"type": "assistant", "parent_tool_use_id": None, "session_id": run.session,
+                                  "message": {"id": f"msg_answer_{i}", "role": "assistant",
+                                              "content": [answer]}})  # fmt: skip
+            break
+    windows: dict[object, list[float]] = {}  # thread -> [prompt so far, characters since]
+    seen: set[str] = set()
+    for event in run.events:
+        if event["type"] not in ("assistant", "user"):
+            continue
+        thread = event.get("parent_tool_use_id")
+        window = windows.setdefault(thread, [float(base if thread is None else 6_000), 0.0])
+        message = event["message"]
+        if event["type"] == "assistant" and message["id"] not in seen:
+            seen.add(message["id"])
+            window[0] += window[1] / CHARS_PER_TOKEN
+            window[1] = 0.0
+            prompt = round(window[0])
+            message["usage"] = {"input_tokens": 4, "cache_creation_input_tokens": 600,
+                                "cache_read_input_tokens": prompt - 604, "output_tokens": 120}  # fmt: skip
+        window[1] += len(json.dumps(message["content"]))
+    return run
 
 
 def express_with_1() -> Run:
@@ -35,7 +77,9 @@ def express_with_1() -> Run:
         response(["lib/response.js", "lib/utils.js"], mentioned=["lib/request.js"]),
     )
     r.step(r.explore("response.js res.send function body"), response(["lib/response.js"]))
-    r.step(r.use("Read", file_path=f"{T}/lib/response.js", offset=120, limit=80), "...source...")
+    r.step(
+        r.use("Read", file_path=f"{T}/lib/response.js", offset=120, limit=80), source("lib/response.js", 80)
+    )
     r.finish("res.send sets Content-Type from the body type and computes a weak ETag.")
     return r
 
@@ -53,7 +97,7 @@ def express_with_1_turn2() -> Run:
 def express_with_1_turn3() -> Run:
     r = Run("express-with-1")
     r.step(r.explore("router layer match path params"), response(["lib/router/layer.js"]))
-    r.step(r.use("Bash", command="sed -n '1,80p' lib/router/route.js"), "...source...")
+    r.step(r.use("Bash", command="sed -n '1,80p' lib/router/route.js"), source("lib/router/route.js", 80))
     r.finish("Layer.match uses path-to-regexp.")
     return r
 
@@ -69,7 +113,7 @@ def without(session: str, reads: list[str]) -> Run:
     r = Run(session)
     r.step(r.use("Grep", pattern="ETag", path="lib"), "lib/utils.js:42: exports.etag")
     for path in reads:
-        r.step(r.use("Read", file_path=f"{T}/{path}"), "...source...")
+        r.step(r.use("Read", file_path=f"{T}/{path}"), source(path, 240))
     r.finish("Answered from the source.")
     return r
 
@@ -261,20 +305,24 @@ def main() -> None:
     for out in (OUT, OUT_NB):
         if out.exists():
             shutil.rmtree(out)
-    express_with_1().write(OUT / "express/run1/run-headless-with.jsonl")
-    express_with_1_turn2().write(OUT / "express/run1/run-headless-with.t2.jsonl")
-    express_with_1_turn3().write(OUT / "express/run1/run-headless-with.t3.jsonl")
-    without("express-without-1", ["lib/response.js", "lib/utils.js"]).write(
+    priced(express_with_1(), BASE_WITH).write(OUT / "express/run1/run-headless-with.jsonl")
+    priced(express_with_1_turn2(), BASE_WITH).write(OUT / "express/run1/run-headless-with.t2.jsonl")
+    priced(express_with_1_turn3(), BASE_WITH).write(OUT / "express/run1/run-headless-with.t3.jsonl")
+    priced(without("express-without-1", ["lib/response.js", "lib/utils.js"]), BASE_WITHOUT).write(
         OUT / "express/run1/run-headless-without.jsonl"
     )
-    express_with_2().write(OUT / "express/run2/run-headless-with.jsonl")
-    without("express-without-2", ["lib/response.js"]).write(OUT / "express/run2/run-headless-without.jsonl")
-    excalidraw_with_1().write(OUT / "excalidraw/run1/run-headless-with.jsonl")
-    without("excalidraw-without-1", ["packages/excalidraw/scene/Scene.ts"]).write(
+    priced(express_with_2(), BASE_WITH).write(OUT / "express/run2/run-headless-with.jsonl")
+    priced(without("express-without-2", ["lib/response.js"]), BASE_WITHOUT).write(
+        OUT / "express/run2/run-headless-without.jsonl"
+    )
+    priced(excalidraw_with_1(), BASE_WITH).write(OUT / "excalidraw/run1/run-headless-with.jsonl")
+    priced(without("excalidraw-without-1", ["packages/excalidraw/scene/Scene.ts"]), BASE_WITHOUT).write(
         OUT / "excalidraw/run1/run-headless-without.jsonl"
     )
-    excalidraw_with_2().write(OUT / "excalidraw/run2/run-headless-with.jsonl")
-    without("excalidraw-without-2", []).write(OUT / "excalidraw/run2/run-headless-without.jsonl")
+    priced(excalidraw_with_2(), BASE_WITH).write(OUT / "excalidraw/run2/run-headless-with.jsonl")
+    priced(without("excalidraw-without-2", ["packages/excalidraw/scene/Scene.ts"]), BASE_WITHOUT).write(
+        OUT / "excalidraw/run2/run-headless-without.jsonl"
+    )
     write_jsonl(OUT / "express/run1/explore-new.jsonl", [{"query": "res.send", "files": 2, "ms": 41}])
     interactive_session(OUT)
     new_vs_baseline()
