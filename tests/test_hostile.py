@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from builders import EXPLORE, Run, allocation_run, response, sufficient_run
+from helpers import report
 
 from pytest_explore_suff import judge
 
@@ -39,10 +40,6 @@ def campaign(pytester: pytest.Pytester) -> Path:
 
 def explore_suff(pytester: pytest.Pytester, root: Path, *args: str, **kw: Any) -> pytest.RunResult:
     return pytester.runpytest(f"--explore-suff={root}", *WARN, *args, **kw)
-
-
-def report(pytester: pytest.Pytester) -> dict[str, Any]:
-    return json.loads((pytester.path / "explore-suff.json").read_text(encoding="utf-8"))
 
 
 def records(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
