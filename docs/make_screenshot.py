@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 WIDTH = 1280
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the tests' browser and plugin run, reused
 
-from test_html import run_plugin  # noqa: E402
+from helpers import run_plugin  # noqa: E402
 from test_html_browser import chrome  # noqa: E402
 
 

@@ -1,6 +1,7 @@
 """Explore sufficiency for coding-agent eval campaigns, as a pytest plugin.
 
-The library layer (everything but ``plugin``) imports nothing from pytest::
+The library layer imports nothing from pytest (only the pytest side does: ``plugin``,
+``options``, ``nodes``, ``session``, ``xdist`` and ``hookspecs``)::
 
     from pytest_explore_suff import judge
     verdict = judge("stream-json", ["run-headless-with.jsonl"])

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import Run
+from builders import Run, ab_campaign, allocation_run, no_explore_run, sufficient_run
+from helpers import DEFAULT_JSON, EXAMPLES, RunCampaign, report
 
 from pytest_explore_suff import Verdict, judge
 
@@ -26,6 +28,49 @@ def verdict_of(tmp_path: Path) -> Callable[..., Verdict]:
         return judge("stream-json", [path], **kw)[0]
 
     return _verdict
+
+
+# -- campaigns in pytester's folder, and the plugin run on them ------------------------------
+
+
+@pytest.fixture
+def campaign(pytester: pytest.Pytester) -> Path:
+    """An A/B campaign, repo express: arm headless-with ran three runs (sufficient,
+    allocation, sufficient), arm headless-without two that never explore.
+    (Some modules override it with a campaign of their own.)"""
+    root = pytester.path / "ab"
+    return ab_campaign(
+        root,
+        with_runs=[sufficient_run("one"), allocation_run("two"), sufficient_run("three")],
+        without_runs=[no_explore_run(), no_explore_run()],
+    )
+
+
+@pytest.fixture
+def example_campaign(pytester: pytest.Pytester) -> Path:
+    """A copy of examples/campaign (multi-turn, subagents, an interactive session)."""
+    root = pytester.path / "ab-readme"
+    shutil.copytree(EXAMPLES / "campaign", root)
+    return root
+
+
+@pytest.fixture
+def run_campaign(pytester: pytest.Pytester) -> RunCampaign:
+    """Run the plugin on a campaign in pytester's folder: the run, and the JSON report it wrote.
+
+    ``json`` names the report (written next to the run); a run that writes none
+    (a usage error, ``--co``) gives None, never a report an earlier run left.
+    """
+
+    def _run(
+        campaign: Path, *args: str, json: str = DEFAULT_JSON
+    ) -> tuple[pytest.RunResult, dict[str, Any] | None]:
+        out = pytester.path / json
+        out.unlink(missing_ok=True)
+        result = pytester.runpytest(f"--explore-suff={campaign}", f"--explore-suff-json={json}", *args)
+        return result, report(pytester, json) if out.exists() else None
+
+    return _run
 
 
 @pytest.fixture(autouse=True)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 from agent_shapes import CODEX_EXPLORE, SHELLS, GeminiSession, Rollout, explore_text
 from builders import Run, response
+from helpers import listed, report
 
 from pytest_explore_suff import ToolSpec, judge
 from pytest_explore_suff.campaign import discover
@@ -571,14 +571,6 @@ def test_a_claude_subagent_meta_json_is_not_listed_as_ignored(tmp_path):
 
 
 # -- end to end ------------------------------------------------------------------------
-
-
-def report(pytester: pytest.Pytester, name: str = "explore-suff.json") -> dict[str, Any]:
-    return json.loads((pytester.path / name).read_text(encoding="utf-8"))
-
-
-def listed(doc: dict[str, Any]) -> set[str]:
-    return {f for r in doc["transcripts"] for f in r["files"]} | {i["path"] for i in doc["ignored"]}
 
 
 def every_file(root: Path) -> set[str]:

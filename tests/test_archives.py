@@ -6,7 +6,6 @@ import gzip
 import io
 import json
 import random
-import shutil
 import tarfile
 import zipfile
 from pathlib import Path
@@ -22,23 +21,20 @@ from builders import (
     response,
     sufficient_run,
 )
+from helpers import report
 
 from pytest_explore_suff.sources import IndexedGzip
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "campaign"
 
-
-def report(pytester: pytest.Pytester, name: str) -> dict:
-    doc = json.loads((pytester.path / name).read_text())
+def unplaced(doc: dict) -> dict:
     doc.pop("campaign")  # the one field that names where the campaign is
     return doc
 
 
 @pytest.fixture
-def campaign(pytester: pytest.Pytester) -> Path:
+def campaign(example_campaign: Path) -> Path:
     """The example campaign (multi-turn, subagents, an interactive session), one file gzipped."""
-    root = pytester.path / "ab-readme"
-    shutil.copytree(EXAMPLE, root)
+    root = example_campaign
     plain = root / "express" / "run2" / "run-headless-with.jsonl"
     (plain.parent / (plain.name + ".gz")).write_bytes(gzip.compress(plain.read_bytes()))
     plain.unlink()
@@ -80,7 +76,7 @@ def test_an_archived_campaign_reports_exactly_what_the_extracted_one_does(pytest
     archive = pack(campaign, kind)
     result = pytester.runpytest(f"--explore-suff={archive}", "--explore-suff-json=archive.json")
     result.assert_outcomes(passed=9)
-    assert report(pytester, "archive.json") == report(pytester, "dir.json")
+    assert unplaced(report(pytester, "archive.json")) == unplaced(report(pytester, "dir.json"))
 
 
 def test_an_archive_under_xdist_gives_the_same_report(pytester, campaign):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 from builders import allocation_run, sufficient_run
+from helpers import report
 
 XDIST = [[], ["-n", "2"]]
 
@@ -21,10 +21,6 @@ def new_vs_baseline(
         for i, ok in enumerate(old, 1):
             (sufficient_run() if ok else allocation_run()).write(root / group / f"run-baseline-{i}.jsonl")
     return root
-
-
-def report(pytester: pytest.Pytester, name: str = "explore-suff.json") -> dict:
-    return json.loads((pytester.path / name).read_text())
 
 
 @pytest.mark.parametrize("dist", XDIST, ids=["plain", "n2"])

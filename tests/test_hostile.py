@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from builders import EXPLORE, Run, allocation_run, response, sufficient_run
+from helpers import report
 
 from pytest_explore_suff import judge
 
@@ -39,10 +40,6 @@ def campaign(pytester: pytest.Pytester) -> Path:
 
 def explore_suff(pytester: pytest.Pytester, root: Path, *args: str, **kw: Any) -> pytest.RunResult:
     return pytester.runpytest(f"--explore-suff={root}", *WARN, *args, **kw)
-
-
-def report(pytester: pytest.Pytester) -> dict[str, Any]:
-    return json.loads((pytester.path / "explore-suff.json").read_text(encoding="utf-8"))
 
 
 def records(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -761,9 +758,9 @@ def test_an_explore_response_with_a_long_token_is_judged_quickly(tmp_path):
 
 def explode_on(name: str) -> Any:
     """``judge``, but raising an unexpected exception (not a TranscriptError) for one file."""
-    from pytest_explore_suff import plugin
+    from pytest_explore_suff import nodes
 
-    real = plugin.judge
+    real = nodes.judge
 
     def judge(kind: str, files: Any, *args: Any, **kwargs: Any) -> Any:
         if str(files[0]).endswith(name):
@@ -776,10 +773,10 @@ def explode_on(name: str) -> Any:
 def test_an_unexpected_exception_fails_only_its_item_and_is_listed_in_the_report(
     pytester, campaign, monkeypatch
 ):
-    from pytest_explore_suff import plugin
+    from pytest_explore_suff import nodes
 
     sufficient_run().write(campaign / "run-boom.jsonl")
-    monkeypatch.setattr(plugin, "judge", explode_on("run-boom.jsonl"))
+    monkeypatch.setattr(nodes, "judge", explode_on("run-boom.jsonl"))
     result = explore_suff(pytester, campaign)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["*RuntimeError: a bug in the classifier*"])

@@ -7,78 +7,26 @@ import copy
 import hashlib
 import json
 import re
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import Run, allocation_run, no_explore_run, response, sufficient_run
+from helpers import (
+    COMMENT_Q,
+    EXAMPLES,
+    HOSTILE_GROUP,
+    IMG_Q,
+    SCRIPT_Q,
+    RunCampaign,
+    hostile_campaign,
+    run_plugin,
+)
 
 from pytest_explore_suff.buckets import KEYS
 from pytest_explore_suff.html import main, render_html, script_json, write_html_atomic
 
-SCRIPT_Q = "</script><script>alert(1)</script>"
-IMG_Q = "<img src=x onerror=alert(1)>"
-COMMENT_Q = "<!-- <script>alert(3)</script>"
-HOSTILE_GROUP = "<svg onload=alert(4)>"
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "new-vs-baseline"
-
-
-def hostile_campaign(root: Path) -> Path:
-    """Two arms, two repos (one named like markup), hostile queries, a raced run, a failing file."""
-    run = Run()
-    run.step(run.explore(SCRIPT_Q), response(["lib/a.js"]))
-    run.step(run.use("Read", file_path="/t/lib/a.js"))
-    run.step(run.explore(IMG_Q), response(["lib/b.js"]))
-    run.step(run.use("Grep", pattern="x"))
-    run.step(run.explore(COMMENT_Q), response(["lib/c.js"]))
-    run.step(run.use("Edit", file_path="lib/c.js"))
-    run.finish()
-    run.write(root / "express" / "run1" / "run-headless-with.jsonl")
-    sufficient_run("fine query").write(root / "express" / "run2" / "run-headless-with.jsonl")
-    no_explore_run().write(root / "express" / "run1" / "run-headless-without.jsonl")
-    allocation_run("odd repo").write(root / HOSTILE_GROUP / "run1" / "run-headless-with.jsonl")
-    raced = Run()
-    raced.step(
-        raced.explore("raced q"),
-        "Error: No such tool available: mcp__codegraph__codegraph_explore",
-        is_error=True,
-    )
-    raced.write(root / "express" / "run9" / "run-headless-with.jsonl")
-    bad = root / "express" / "run3" / "run-headless-with.jsonl"
-    bad.parent.mkdir(parents=True)
-    bad.write_bytes(b"\x00\x01garbage\n")
-    (root / "express" / "notes-<b>.jsonl").write_text('{"query": "x"}\n')
-    return root
-
-
-def plugin_report(pytester: pytest.Pytester, campaign: Path, *args: str) -> dict[str, Any]:
-    pytester.runpytest(
-        f"--explore-suff={campaign}", "--explore-suff-json=report.json", "-p", "no:cacheprovider", *args
-    )
-    return json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
-
-
-def run_plugin(workdir: Path, campaign: Path, *args: str) -> dict[str, Any]:
-    """The plugin run once in a fresh interpreter (the documents are shared by a module's tests)."""
-    report = workdir / "report.json"
-    cmd = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "-p",
-        "no:cacheprovider",
-        "-q",
-        "--rootdir",
-        str(workdir),
-        f"--explore-suff={campaign}",
-        f"--explore-suff-json={report}",
-        *args,
-    ]
-    subprocess.run(cmd, cwd=workdir, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return json.loads(report.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+EXAMPLE = EXAMPLES / "new-vs-baseline"
 
 
 @pytest.fixture(scope="module")
@@ -267,9 +215,9 @@ def test_skipped_failing_and_ignored_files_are_in_the_data(hostile_doc: dict[str
     assert [i[0] for i in data["ignored"]] == [i["path"] for i in hostile_doc["ignored"]]
 
 
-def test_an_empty_campaign_renders(pytester: pytest.Pytester) -> None:
+def test_an_empty_campaign_renders(pytester: pytest.Pytester, run_campaign: RunCampaign) -> None:
     (pytester.path / "empty").mkdir()
-    doc = plugin_report(pytester, pytester.path / "empty")
+    _, doc = run_campaign(pytester.path / "empty", "-p", "no:cacheprovider", json="report.json")
     page = render_html(doc)
     assert "No classified transcripts" in page
     assert Page(page).data()["transcripts"] == []
@@ -300,10 +248,13 @@ def test_plugin_version_and_coverage_are_shown_when_present(example_doc: dict[st
     assert 'id="plugin-version"' not in page and 'id="coverage"' not in page
 
 
-def test_baseline_changes_are_charted(pytester: pytest.Pytester, example_doc: dict[str, Any]) -> None:
+def test_baseline_changes_are_charted(
+    pytester: pytest.Pytester, run_campaign: RunCampaign, example_doc: dict[str, Any]
+) -> None:
     old = pytester.path / "old.json"
     old.write_text(json.dumps(example_doc))
-    doc = plugin_report(pytester, EXAMPLE, f"--explore-suff-baseline={old}", "--max-sufficient-drop=0.05")
+    args = (f"--explore-suff-baseline={old}", "--max-sufficient-drop=0.05", "-p", "no:cacheprovider")
+    _, doc = run_campaign(EXAMPLE, *args, json="report.json")
     page = render_html(doc)
     assert 'id="baseline"' in page
     assert len(re.findall(r'data-kind="baseline"', page)) == len(doc["baseline"]["arms"])

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_html import EXAMPLE, HOSTILE_GROUP, IMG_Q, SCRIPT_Q, hostile_campaign, run_plugin
+from helpers import EXAMPLES, HOSTILE_GROUP, IMG_Q, SCRIPT_Q, hostile_campaign, run_plugin
 
 from pytest_explore_suff.buckets import KEYS
 from pytest_explore_suff.html import write_html_atomic
@@ -70,7 +70,8 @@ def driver() -> Iterator[Any]:
 
 @pytest.fixture(scope="module")
 def example_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return run_plugin(tmp_path_factory.mktemp("example"), EXAMPLE, "--min-sufficient=0.4")
+    example = EXAMPLES / "new-vs-baseline"
+    return run_plugin(tmp_path_factory.mktemp("example"), example, "--min-sufficient=0.4")
 
 
 @pytest.fixture(scope="module")

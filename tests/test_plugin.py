@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
-from builders import Run, ab_campaign, allocation_run, no_explore_run, response, sufficient_run
+from builders import Run, ab_campaign, response, sufficient_run
+from helpers import report
 
 XDIST = [[], ["-n", "0"], ["-n", "2"]]
 
@@ -14,20 +12,6 @@ XDIST = [[], ["-n", "0"], ["-n", "2"]]
 @pytest.fixture(params=XDIST, ids=["plain", "n0", "n2"])
 def dist(request: pytest.FixtureRequest) -> list[str]:
     return request.param
-
-
-@pytest.fixture
-def campaign(pytester: pytest.Pytester) -> Path:
-    root = pytester.path / "ab"
-    return ab_campaign(
-        root,
-        with_runs=[sufficient_run("one"), allocation_run("two"), sufficient_run("three")],
-        without_runs=[no_explore_run(), no_explore_run()],
-    )
-
-
-def report(pytester: pytest.Pytester, name: str = "explore-suff.json") -> dict:
-    return json.loads((pytester.path / name).read_text())
 
 
 def test_a_campaign_becomes_one_passing_item_per_transcript(pytester, campaign, dist):
@@ -58,6 +42,12 @@ def test_plain_and_xdist_runs_write_the_same_report(pytester, campaign):
     raced_run().write(campaign / "express" / "run9" / "run-headless-with.jsonl")
     pytester.runpytest(f"--explore-suff={campaign}", "--explore-suff-json=plain.json")
     pytester.runpytest(f"--explore-suff={campaign}", "-n", "2", "--explore-suff-json=dist.json")
+    assert (pytester.path / "plain.json").read_bytes() == (pytester.path / "dist.json").read_bytes()
+
+
+def test_the_example_campaign_gives_the_same_report_under_xdist(pytester, run_campaign, example_campaign):
+    for name, args in (("plain.json", ()), ("dist.json", ("-n", "2"))):
+        run_campaign(example_campaign, *args, json=name)[0].assert_outcomes(passed=9)
     assert (pytester.path / "plain.json").read_bytes() == (pytester.path / "dist.json").read_bytes()
 
 

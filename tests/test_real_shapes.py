@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from builders import EXPLORE, Run, Session, response
+from helpers import listed, report
 from real_shapes import (
     AGENT7,
     AGENT17,
@@ -492,8 +493,8 @@ def test_every_file_of_a_real_shaped_project_folder_is_in_the_report(pytester):
     project = real_project(pytester.path)
     (project / "agent-acompact-1.jsonl").write_text((project / f"agent-{AGENT7}.jsonl").read_text())
     pytester.runpytest(f"--explore-suff={project}")
-    doc = json.loads((pytester.path / "explore-suff.json").read_text(encoding="utf-8"))
-    reported = {f for r in doc["transcripts"] for f in r["files"]} | {i["path"] for i in doc["ignored"]}
+    doc = report(pytester)
+    reported = listed(doc)
     files = (*project.rglob("*.jsonl"), *project.rglob("*.json"))
     on_disk = {p.relative_to(project).as_posix() for p in files}
     assert reported == on_disk  # the subagents' .meta.json sidecars included

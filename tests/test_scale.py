@@ -278,7 +278,7 @@ def test_the_controller_lets_go_of_the_campaign_list_once_workers_have_it(pytest
     root = _campaign(pytester.path / "c", 2)
     pytester.makeconftest(
         """
-        from pytest_explore_suff.plugin import CAMPAIGN_KEY
+        from pytest_explore_suff.xdist import CAMPAIGN_KEY
 
         def pytest_testnodedown(node):
             with open("held.txt", "a") as fh:

@@ -1,0 +1,194 @@
+"""What pytest collects: the campaign (a folder or an archive) and one item per transcript."""
+
+from __future__ import annotations
+
+import functools
+import linecache
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import judge
+from .campaign import Campaign, Transcript, shown
+from .options import settings_key
+from .readers import TranscriptError
+from .report import record
+from .terminal import clean
+
+RECORD_ATTR = "explore_suff"  # the report attribute a transcript's record travels on
+
+campaign_key = pytest.StashKey[Campaign]()
+# The transcripts deselected: here, or (on the xdist controller) on the workers.
+deselected_key = pytest.StashKey[list[str]]()
+
+
+#: Transcript flags that keep a run out of the aggregates, and why (as the reference harness does).
+EXCLUSIONS = {
+    "raced": "raced (a tool result says 'No such tool available': a start-up race)",
+    "contaminated": "contaminated (the arm ran the codegraph CLI through Bash)",
+}
+
+
+class ExploreSuffWarning(UserWarning):
+    """A transcript that was classified, but with something worth knowing (corrupt lines, ...)."""
+
+
+def campaign_node(cls: Any, path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    """The campaign's node when ``path`` is the campaign (``cls``: its folder or its archive kind)."""
+    settings = parent.config.stash.get(settings_key, None)
+    if settings is not None and settings.root is not None and str(path) == settings.root:
+        return _campaign_node(cls, path, parent)
+    return None
+
+
+def _campaign_node(cls: Any, path: Path, parent: pytest.Collector) -> pytest.Collector:
+    """The campaign's node. Inside the rootdir pytest names it by its relative
+    path; outside, pytest would give it an empty node id (items would read
+    ``::run1/x.jsonl``), so it is named by its own name, escaped: pytest writes
+    node ids to its cache as UTF-8, and a name may not be."""
+    try:
+        path.relative_to(parent.config.rootpath)
+        inside = shown(str(path)) == str(path)
+    except ValueError:
+        inside = False
+    if inside:
+        return cls.from_parent(parent, path=path)  # type: ignore[no-any-return]
+    name = shown(path.name)
+    return cls.from_parent(parent, path=path, name=name, nodeid=name)  # type: ignore[no-any-return]
+
+
+def _collect_campaign(node: pytest.Collector) -> Iterator[pytest.Item]:
+    campaign = node.config.stash[campaign_key]
+    # Sorted by path (a directory) or archive order: the same order on every worker.
+    for transcript in campaign.transcripts:
+        # Escaped: pytest prints node ids raw, and a file name can carry ANSI codes.
+        yield TranscriptItem.from_parent(node, name=clean(transcript.path), transcript=transcript)
+
+
+def note_deselected(items: list[pytest.Item]) -> None:
+    paths = [item.transcript.path for item in items if isinstance(item, TranscriptItem)]
+    if paths:
+        config = items[0].config
+        config.stash.setdefault(deselected_key, []).extend(paths)
+
+
+class CampaignDir(pytest.Directory):
+    """The campaign directory: one item per transcript, nothing else collected."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        return _collect_campaign(self)
+
+
+class CampaignArchive(pytest.File):
+    """A campaign read in place from a .tar.gz, .tgz, .tar or .zip archive."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        return _collect_campaign(self)
+
+
+class TranscriptItem(pytest.Item):
+    def __init__(self, *, transcript: Transcript, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.transcript = transcript
+        self.record: dict[str, Any] | None = None
+        for keyword in (transcript.arm, transcript.group, transcript.kind, transcript.agent):
+            if keyword:
+                self.extra_keyword_matches.add(keyword)
+        self.user_properties += [_property("arm", transcript.arm), _property("group", transcript.group)]
+
+    def runtest(self) -> None:
+        settings = self.config.stash[settings_key]
+        t = self.transcript
+        try:
+            verdict, collector = judge(t.kind, t.files, settings.spec, t.archive, max_line=settings.max_line)
+        except TranscriptError as exc:
+            self.record = record(t, status="error", reason=str(exc))
+            raise
+        except Exception as exc:  # a bug of ours: fail this item, keep the transcript in the report
+            self.record = record(t, status="error", reason=f"internal error: {type(exc).__name__}: {exc}")
+            raise
+        why = [EXCLUSIONS[flag] for flag in EXCLUSIONS if getattr(verdict, flag)]
+        excluded = bool(why) and not settings.keep_excluded
+        failing = settings.strict and collector.corrupt
+        reason = (
+            f"{collector.corrupt} corrupt line(s) (--explore-suff-strict)" if failing
+            else "; ".join(why) if excluded else ""
+        )  # fmt: skip
+        status = "error" if failing else "skipped" if excluded else "classified"
+        # The record first: whatever a warning filter turns the notes below into,
+        # the transcript is in the report.
+        self.record = record(t, status=status, reason=reason, verdict=verdict, collector=collector)
+        notes = (*t.notes, *collector.warnings)
+        if notes:
+            _no_source_line(self.location[0])
+        for note in notes:
+            # Located at the transcript (reportinfo), not at this line of the plugin.
+            self.warn(ExploreSuffWarning(clean(note)))
+        if failing:
+            raise TranscriptError(reason)
+        self.user_properties += [
+            _property("answered", verdict.answered),
+            _property("sufficient", verdict.counts["sufficient"]),
+        ]
+        if excluded:
+            raise pytest.skip.Exception(f"excluded: {reason}", _use_item_location=True)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        where = clean(self.transcript.path)
+        error = excinfo.value
+        if isinstance(error, TranscriptError):
+            return f"{where}: {clean(error)}"
+        if isinstance(error, ExploreSuffWarning):
+            # Its text names the file already.
+            return f"{clean(error)} (a warning, made an error by the warning filters)"
+        # A bug of ours: one line, and where in the plugin (never pytest's or pluggy's frames).
+        frames = [e for e in excinfo.traceback if _PACKAGE in str(e.path)]
+        at = f" (at {os.path.basename(str(frames[-1].path))}:{frames[-1].lineno + 1})" if frames else ""
+        return f"{where}: internal error: {type(error).__name__}: {clean(error)}{at}"
+
+    def reportinfo(self) -> tuple[str, int, str]:
+        t = self.transcript
+        return t.archive or t.files[0], 0, f"transcript {clean(t.path)} [{clean(t.arm)}]"
+
+    @functools.cached_property
+    def location(self) -> tuple[str, int | None, str]:
+        # pytest's own makes Paths of every item's file and asks bestrelpath: a tenth of a
+        # millisecond per item, each item's file being another. For a normalized absolute
+        # path its answer is os.path.relpath's, plain string work.
+        path, line, domain = self.reportinfo()
+        if os.path.isabs(path) and os.path.normpath(path) == path:
+            try:
+                return os.path.relpath(path, self.config.rootpath), line, domain
+            except ValueError:  # Windows: another drive
+                pass
+        return super().location
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.lru_cache(maxsize=4096, typed=True)
+def _property(name: str, value: Any) -> tuple[str, Any]:
+    """A user property: the same few pairs recur on thousands of items, kept to the end."""
+    return (name, value)
+
+
+def _no_source_line(filename: str) -> None:
+    """Keep the warnings machinery from reading a transcript to quote its "source line".
+
+    A warning located at a file is shown with that file's line, and linecache
+    reads the whole file for it: gigabytes, for a transcript with one huge
+    line. An entry with no lines and no mtime is served as is, never read from
+    disk nor invalidated (linecache treats it as loaded by a module loader).
+    """
+    linecache.cache.setdefault(filename, (0, None, [], filename))
+
+
+def attach_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+    if call.when == "call" and isinstance(item, TranscriptItem) and item.record is not None:
+        # Plain JSON data on the report: xdist ships report.__dict__ to the controller.
+        setattr(report, RECORD_ATTR, item.record)
+        item.record = None  # the item lives to the end of the session; its record need not

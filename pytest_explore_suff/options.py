@@ -1,0 +1,330 @@
+"""The plugin's options: one table of flags with their ini twins, their validators, and `Settings`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from .events import ToolSpec
+from .gates import GATES, Gate, parse_threshold
+from .readers.base import MAX_LINE
+
+DEFAULT_JSON = "explore-suff.json"
+
+settings_key = pytest.StashKey["Settings"]()
+
+
+class Settings:
+    """Every option, resolved once: the command line wins over the ini file."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        def opt(name: str) -> Any:
+            value = config.getoption(name)
+            return value if value not in (None, [], "") else config.getini(name)
+
+        def path_opt(name: str) -> str | None:
+            """A path: from the command line as given; from the ini, relative to the ini file."""
+            value = config.getoption(name)
+            if value:
+                return str(value)
+            value = config.getini(name)
+            if not value or value == "none":
+                return value or None
+            base = config.inipath.parent if config.inipath else config.rootpath
+            return os.path.join(base, value)
+
+        given = list(dict.fromkeys(config.getoption("explore_suff") or ()))
+        if len(given) > 1:
+            raise pytest.UsageError(
+                f"--explore-suff given {len(given)} times ({', '.join(given)}): one campaign per run"
+            )
+        # An empty --explore-suff= switches off a campaign the ini file sets.
+        self.root: str | None = (given[0] or None) if given else path_opt("explore_suff")
+        json_path = path_opt("explore_suff_json") or DEFAULT_JSON
+        self.json: str | None = None if json_path == "none" else json_path
+        self.html: str | None = path_opt("explore_suff_html")
+        self.spec = ToolSpec(
+            explore=opt("explore_suff_tool") or ToolSpec.explore,
+            family=opt("explore_suff_family") or ToolSpec.family,
+            marker=opt("explore_suff_marker") or ToolSpec.marker,
+        )
+        self.pattern = _regex(opt("explore_suff_pattern"), "--explore-suff-pattern")
+        marker = _regex(self.spec.marker, "--explore-suff-marker")
+        if marker is not None and marker.groups != 1:
+            raise pytest.UsageError(
+                f"--explore-suff-marker: needs exactly one group, the returned file's path "
+                f"(this one has {marker.groups}): e.g. '^FILE: (\\S+)'"
+            )
+        self.max_line: int = (
+            _checked(opt("explore_suff_max_line"), _byte_count, "explore_suff_max_line") or MAX_LINE
+        )
+        self.keep_excluded: bool = bool(opt("explore_suff_keep_excluded"))
+        self.strict: bool = bool(opt("explore_suff_strict"))
+        self.gates: list[Gate] = []
+        for stem, (metric, op) in GATES.items():
+            cli = config.getoption(stem) or []
+            values = (
+                cli
+                if cli
+                else [
+                    _checked(v, parse_threshold, f"explore_suff_{stem}")
+                    for v in config.getini(f"explore_suff_{stem}")
+                ]
+            )
+            self.gates += [Gate(metric, op, frac, arm) for arm, frac in values]
+        self.gate_on: str = opt("explore_suff_gate_on") or "point"
+        if self.gate_on not in GATE_ON:
+            raise pytest.UsageError(
+                f"explore_suff_gate_on: expected one of {', '.join(GATE_ON)}, got {self.gate_on!r}"
+            )
+        self.min_calls: int | None = _checked(
+            opt("explore_suff_min_calls"), _positive_int, "explore_suff_min_calls"
+        )
+        self.compare: tuple[str, str] | None = _checked(
+            opt("explore_suff_compare"), _arm_pair, "explore_suff_compare"
+        )
+        drop = config.getoption("max_sufficient_drop")
+        self.max_drop: float | None = _checked(
+            config.getini("explore_suff_max_sufficient_drop") if drop is None else drop,
+            _fraction,
+            "explore_suff_max_sufficient_drop",
+        )
+        self.baseline_path: str | None = path_opt("explore_suff_baseline")
+        self.baseline: list[dict[str, Any]] | None = None
+
+
+def _regex(text: str | None, option: str) -> re.Pattern[str] | None:
+    if not text:
+        return None
+    try:
+        return re.compile(text, re.MULTILINE)
+    except re.error as exc:
+        raise pytest.UsageError(f"{option}: not a valid regular expression: {exc}") from None
+
+
+GATE_ON = ("point", "bound")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a whole number of calls") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1")
+    return value
+
+
+def _byte_count(text: str) -> int:
+    """BYTES, or with a binary suffix: 64MiB, 64M, 512k."""
+    t = str(text).strip().lower().removesuffix("b").removesuffix("i")
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}.get(t[-1:], 1)
+    try:
+        value = int(t[:-1] if scale > 1 else t) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a number of bytes, e.g. 67108864 or 64MiB"
+        ) from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1 byte")
+    return value
+
+
+def _fraction(text: str) -> float:
+    arm, frac = parse_threshold(text)
+    if arm is not None:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected FRAC, without an arm")
+    return frac
+
+
+def _arm_pair(text: str) -> tuple[str, str]:
+    parts = [p.strip() for p in str(text).split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected two different arms, as A,B")
+    return parts[0], parts[1]
+
+
+def _checked(value: Any, parse: Any, ini: str) -> Any:
+    """Values from the command line are parsed already; from the ini, parse them here."""
+    if value in (None, ""):
+        return None
+    if not isinstance(value, str):
+        return value
+    try:
+        return parse(value)
+    except argparse.ArgumentTypeError as exc:
+        raise pytest.UsageError(f"ini {ini}: {exc}") from None
+
+
+@dataclass(frozen=True)
+class Option:
+    """A command-line option and its ini twin (the command line wins, see `Settings`).
+
+    The ini twin takes the flag's help; its type follows the flag's action: a
+    ``store_true`` flag is a bool, an ``append`` flag a line list (unless
+    ``ini_type`` says it is one string), anything else a string.
+    """
+
+    flag: str
+    ini: str
+    help: str
+    dest: str | None = None  # default: the ini name
+    metavar: str | None = None
+    action: str | None = None
+    type: Callable[[str], Any] | None = None
+    choices: tuple[str, ...] | None = None
+    ini_type: str | None = None
+
+    def add(self, parser: pytest.Parser) -> None:
+        group = parser.getgroup("explore-suff", "explore sufficiency of coding-agent campaigns")
+        kwargs: dict[str, Any] = {
+            name: value
+            for name, value in (
+                ("metavar", self.metavar),
+                ("action", self.action),
+                ("type", self.type),
+                ("choices", self.choices),
+            )
+            if value is not None
+        }
+        if self.action == "store_true":
+            kwargs["default"] = None  # not False: a flag left off lets the ini decide
+        group.addoption(self.flag, dest=self.dest or self.ini, help=self.help, **kwargs)
+        if self.action == "store_true":
+            parser.addini(self.ini, self.help, type="bool", default=False)
+        elif self.action == "append" and self.ini_type is None:
+            parser.addini(self.ini, self.help, type="linelist")
+        else:
+            parser.addini(self.ini, self.help)
+
+
+def _gate_option(stem: str, metric: str, op: str) -> Option:
+    bound = "at least" if op == "min" else "at most"
+    return Option(
+        f"--{stem.replace('_', '-')}",
+        f"explore_suff_{stem}",
+        dest=stem,
+        action="append",
+        type=parse_threshold,
+        metavar="[ARM:]FRAC",
+        help=f"fail unless the {metric} share is {bound} FRAC, in ARM or in every arm with answered "
+        "calls (repeatable)",
+    )
+
+
+#: Every option, in the order ``pytest --help`` lists them; the gates come from `gates.GATES`.
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "--explore-suff",
+        "explore_suff",
+        metavar="DIR",
+        action="append",
+        ini_type="string",
+        help="classify every transcript of the campaign DIR, a folder or a .tar.gz/.tgz/.tar/.zip "
+        "archive (collects the campaign and any paths named on the command line; an empty DIR "
+        "switches off a campaign set in the ini file)",
+    ),
+    Option(
+        "--explore-suff-json",
+        "explore_suff_json",
+        metavar="PATH",
+        help=f"where to write the JSON report (default: {DEFAULT_JSON}; 'none' to skip)",
+    ),
+    Option(
+        "--explore-suff-html",
+        "explore_suff_html",
+        metavar="PATH",
+        help="also write the report as one self-contained HTML page (charts, per-call drill-down)",
+    ),
+    Option(
+        "--explore-suff-pattern",
+        "explore_suff_pattern",
+        metavar="REGEX",
+        help="regex with named groups arm, group, run, searched in each transcript's relative path",
+    ),
+    Option(
+        "--explore-suff-tool",
+        "explore_suff_tool",
+        metavar="SUBSTR",
+        help=f"judge tool calls whose name contains SUBSTR (default: {ToolSpec.explore})",
+    ),
+    Option(
+        "--explore-suff-family",
+        "explore_suff_family",
+        metavar="SUBSTR",
+        help="a call of any tool containing SUBSTR is 'explore again'; also its CLI name "
+        f"(default: {ToolSpec.family})",
+    ),
+    Option(
+        "--explore-suff-marker",
+        "explore_suff_marker",
+        metavar="REGEX",
+        help="regex whose first group is a returned file's path (default: the **`path`** line marker)",
+    ),
+    Option(
+        "--explore-suff-max-line",
+        "explore_suff_max_line",
+        type=_byte_count,
+        metavar="BYTES",
+        help="a line longer than BYTES is corrupt: skipped unread, with a warning "
+        f"(default: {MAX_LINE >> 20}MiB; suffixes k, M, G)",
+    ),
+    Option(
+        "--explore-suff-keep-excluded",
+        "explore_suff_keep_excluded",
+        action="store_true",
+        help="keep raced and contaminated runs in the aggregates instead of skipping them",
+    ),
+    Option(
+        "--explore-suff-strict",
+        "explore_suff_strict",
+        action="store_true",
+        help="fail a transcript that has corrupt lines (default: a warning)",
+    ),
+    Option(
+        "--explore-suff-gate-on",
+        "explore_suff_gate_on",
+        choices=GATE_ON,
+        help="decide threshold gates on the point estimate (default) or on the 95%% interval's bound",
+    ),
+    Option(
+        "--explore-suff-min-calls",
+        "explore_suff_min_calls",
+        type=_positive_int,
+        metavar="N",
+        help="fail when an arm has answered calls, but fewer than N",
+    ),
+    Option(
+        "--explore-suff-compare",
+        "explore_suff_compare",
+        type=_arm_pair,
+        metavar="A,B",
+        help="the two arms to compare (default: the arms with answered calls, when there are exactly two)",
+    ),
+    Option(
+        "--explore-suff-baseline",
+        "explore_suff_baseline",
+        metavar="REPORT",
+        help="compare with a saved JSON report of an earlier campaign",
+    ),
+    Option(
+        "--max-sufficient-drop",
+        "explore_suff_max_sufficient_drop",
+        dest="max_sufficient_drop",
+        type=_fraction,
+        metavar="FRAC",
+        help="fail when an arm's sufficient share fell by more than FRAC from the baseline",
+    ),
+    *(_gate_option(stem, metric, op) for stem, (metric, op) in GATES.items()),
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    for option in OPTIONS:
+        option.add(parser)

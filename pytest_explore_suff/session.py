@@ -1,0 +1,252 @@
+"""One run of a campaign, from configure to unconfigure: the `Reporter` gathers the records,
+builds the report, decides the gates, writes JSON and HTML and prints the summary."""
+
+from __future__ import annotations
+
+import os
+from contextvars import Token
+from typing import Any
+
+import pytest
+from pytest import ExitCode
+
+from . import xdist
+from .campaign import discover, shown
+from .compare import BaselineError, load_baseline
+from .document import Coverage, Options, Report, build
+from .nodes import RECORD_ATTR, campaign_key, deselected_key
+from .options import Settings, settings_key
+from .report import write_atomic, write_chunks_atomic
+from .sources import ARCHIVE_SUFFIXES, ArchiveError, Sources, activate, deactivate, is_archive
+from .store import RecordStore
+from .terminal import summary_lines, verdict_lines
+
+reporter_key = pytest.StashKey["Reporter"]()
+sources_key = pytest.StashKey[tuple[Sources, Token[Sources | None]]]()
+
+XDIST_CONTROLLER = "explore-suff-xdist"
+
+
+def configure(config: pytest.Config) -> None:
+    settings = Settings(config)
+    config.stash[settings_key] = settings
+    if settings.root is None:
+        return
+    # The archives this session reads: listed once, closed at unconfigure, never shared with another run.
+    sources = Sources()
+    config.stash[sources_key] = (sources, activate(sources))
+    worker = getattr(config, "workerinput", None)
+    root = os.path.abspath(settings.root)
+    if worker is None:
+        _check_root(root, settings.root)
+    settings.root = root
+    if settings.baseline_path and worker is None:
+        try:
+            settings.baseline = load_baseline(settings.baseline_path)
+        except BaselineError as exc:
+            raise pytest.UsageError(f"--explore-suff-baseline: {exc}") from None
+    if settings.max_drop is not None and not settings.baseline_path:
+        raise pytest.UsageError("--max-sufficient-drop needs --explore-suff-baseline=REPORT")
+    # The campaign replaces the usual test paths (run from a project's own root,
+    # it collects the campaign, not the project's tests); paths the user named
+    # on the command line are collected along with it.
+    named = config.args if config.args_source == pytest.Config.ArgsSource.ARGS else []
+    config.args[:] = [root, *(a for a in named if os.path.abspath(a) != root)]
+    if worker is not None:
+        xdist.configure_worker(config, worker)
+        return
+    if config.option.help or config.option.version:
+        return
+    try:
+        config.stash[campaign_key] = discover(root, settings.pattern)
+    except ArchiveError as exc:
+        raise pytest.UsageError(f"--explore-suff: archive {settings.root}: {exc}") from None
+    reporter = Reporter(config, settings)
+    config.stash[reporter_key] = reporter
+    config.pluginmanager.register(reporter, "explore-suff-reporter")
+    config.pluginmanager.register(xdist.Controller(config), XDIST_CONTROLLER)
+
+
+def _check_root(root: str, given: str) -> None:
+    if is_archive(root):
+        return  # discovery lists it: a broken archive is a usage error there
+    if not os.path.isdir(root):
+        what = (
+            "does not exist" if not os.path.exists(root)
+            else f"is neither a directory nor an archive ({', '.join(ARCHIVE_SUFFIXES)})"
+        )  # fmt: skip
+        raise pytest.UsageError(f"--explore-suff: campaign directory {given} {what}")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise pytest.UsageError(f"--explore-suff: campaign directory {given} is not readable")
+
+
+def unconfigure(config: pytest.Config) -> None:
+    reporter = config.stash.get(reporter_key, None)
+    if reporter is not None:
+        del config.stash[reporter_key]
+        config.pluginmanager.unregister(reporter)
+        config.pluginmanager.unregister(name=XDIST_CONTROLLER)
+        reporter.close()
+    owned = config.stash.get(sources_key, None)
+    if owned is not None:
+        del config.stash[sources_key]
+        sources, token = owned
+        deactivate(token)
+        sources.close()
+
+
+class Reporter:
+    """Controller-side: gathers records, builds the report, writes it, prints the summary."""
+
+    def __init__(self, config: pytest.Config, settings: Settings) -> None:
+        self.config = config
+        self.settings = settings
+        # Records leave memory as they arrive: spooled to a temporary file (closed at unconfigure).
+        self.records = RecordStore()
+        self.report: Report | None = None
+        self.write_errors: list[str] = []
+        self.shrinker = xdist.Shrinker()
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        rec = getattr(report, RECORD_ATTR, None)
+        if rec is not None:
+            self.records.add(rec)
+            # The terminal reporter keeps every report to the end: without its record,
+            # a report weighs what pytest's own do (other plugins saw it: this runs last).
+            delattr(report, RECORD_ATTR)
+        self.shrinker.shrink(report)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(self, prefix: list[str], summary: Any, postfix: Any) -> None:
+        # pytest-html's own report: the per-arm table at its top (after our sessionfinish built it).
+        if self.report is not None:
+            from .html import arm_summary
+
+            prefix.append(arm_summary(self.report.arms, self.report.pooled))
+
+    def _coverage(self, session: pytest.Session, exitstatus: int) -> Coverage:
+        transcripts = self.config.stash[campaign_key].transcripts
+        deselected = set(self.config.stash.get(deselected_key, ()))  # here, or on the xdist workers
+        not_run = [
+            {"path": t.path, "why": "deselected" if t.path in deselected else "not run"}
+            for t in transcripts
+            if t.path not in self.records
+        ]
+        stopped = session.shouldfail or session.shouldstop
+        return Coverage(
+            collected=len(transcripts),
+            ran=len(self.records),
+            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+            stopped=stopped if isinstance(stopped, str) else "",
+            not_run=not_run,
+        )
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self.config.option.collectonly:
+            return  # --co runs nothing: no report to write, no gate to decide
+        settings = self.settings
+        campaign = self.config.stash[campaign_key]
+        baseline = None if settings.baseline is None else (settings.baseline_path or "", settings.baseline)
+        self.report = build(
+            campaign=shown(settings.root or ""),
+            options=Options(
+                tool=settings.spec.explore,
+                family=settings.spec.family,
+                marker=settings.spec.marker,
+                pattern=settings.pattern.pattern if settings.pattern else None,
+                keep_excluded=settings.keep_excluded,
+                gate_on=settings.gate_on,
+            ),
+            coverage=self._coverage(session, exitstatus),
+            records=self.records.records(),
+            ignored=campaign.ignored,
+            gates=settings.gates,
+            min_calls=settings.min_calls,
+            compare=settings.compare,
+            baseline=baseline,
+            max_drop=settings.max_drop,
+        )
+        self._write(self.report)
+        # A gate that failed or could not be decided fails the run, also when the
+        # campaign was empty (pytest's own "no tests collected" says less).
+        if self.report.failed and session.exitstatus in (ExitCode.OK, ExitCode.NO_TESTS_COLLECTED):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.write_errors and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        self._junit_properties()
+
+    def _write(self, report: Report) -> None:
+        """The JSON report streamed from the record spool; the whole document is built in
+        memory only for a plugin that updates it, or for the HTML page."""
+        settings = self.settings
+        hook = self.config.hook.pytest_explore_suff_update_json
+        document = None
+        if settings.html or hook.get_hookimpls():
+            document = report.to_json()
+            hook(config=self.config, report=document)
+
+        def write_json(path: str) -> None:
+            if document is None:
+                write_chunks_atomic(path, report.json_chunks())
+            else:
+                write_atomic(path, document)
+
+        def write_html(path: str) -> None:
+            _write_html(path, document if document is not None else report.to_json())
+
+        outputs = ((settings.json, write_json), (settings.html, write_html))
+        for path, write in outputs:
+            if path:
+                try:
+                    write(path)
+                except OSError as exc:
+                    self.write_errors.append(f"could not write {path}: {exc.strerror or exc}")
+
+    def close(self) -> None:
+        self.records.close()
+
+    def _junit_properties(self) -> None:
+        assert self.report is not None
+        # LogXML is registered without a public handle; find it by what it can do.
+        for plugin in self.config.pluginmanager.get_plugins():
+            add = getattr(plugin, "add_global_property", None)
+            if callable(add):
+                for o in self.report.outcomes:
+                    name = f"explore_suff_gate {o.gate.option} {o.arm or '*'}"
+                    add(name, "n/a" if o.passed is None else ("passed" if o.passed else "failed"))
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        tr = terminalreporter
+        verbosity = self.config.get_verbosity()
+        if self.report is None:
+            if self.config.option.collectonly and verbosity >= 0:
+                tr.write_line("explore-suff: --collect-only: no report written, no gate decided")
+            return
+        width = _width(tr)
+        if verbosity >= -1:
+            tr.write_sep("=", "explore sufficiency")
+            for line in summary_lines(self.report, width=width, verbose=verbosity > 0):
+                tr.write_line(line.text, **line.markup)
+        # What made the run fail, or makes its report partial, at every verbosity (-qq included).
+        for line in verdict_lines(self.report, width=width, passed=verbosity >= -1):
+            tr.write_line(line.text, **line.markup)
+        for error in self.write_errors:
+            tr.write_line(f"explore-suff: {error}", red=True)
+        if not self.write_errors and verbosity >= -1:
+            for what, path in (("JSON", self.settings.json), ("HTML", self.settings.html)):
+                if path:
+                    tr.write_line(f"{what} report: {path}")
+
+
+def _write_html(path: str, document: dict[str, Any]) -> None:
+    from .html import write_html_atomic  # Jinja2 is imported only when a page is asked for
+
+    write_html_atomic(path, document)
+
+
+def _width(tr: Any) -> int:
+    """The terminal's width as pytest measured it (COLUMNS, the tty), 80 when unknown."""
+    writer = getattr(tr, "_tw", None)
+    return int(getattr(writer, "fullwidth", 80) or 80)

@@ -1,0 +1,117 @@
+"""pytest-xdist: one discovery for every worker, what workers deselected, and less memory per report.
+
+The controller discovers the campaign once and hands the list to each worker
+(`CAMPAIGN_KEY`); each item's record travels on its test report
+(`nodes.RECORD_ATTR`); each worker sends back the transcripts it deselected
+(`DESELECTED_KEY`). The `Shrinker` also runs without xdist: it is the
+controller's memory that thousands of kept reports fill.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import pytest
+
+from .campaign import from_wire, to_wire
+from .nodes import RECORD_ATTR, _property, campaign_key, deselected_key
+
+CAMPAIGN_KEY = "explore_suff_campaign"  # workerinput key: the controller's discovery
+DESELECTED_KEY = "explore_suff_deselected"  # workeroutput key: the transcripts a worker deselected
+
+
+class Controller:
+    """On the controller: what it tells each worker, and what it hears back."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_configure_node(self, node: Any) -> None:
+        # xdist: hand every worker the one discovery instead of letting each walk the campaign.
+        node.workerinput[CAMPAIGN_KEY] = to_wire(self.config.stash[campaign_key])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodeready(self, node: Any) -> None:
+        # The worker has its campaign list: the controller's copy of it can go.
+        node.workerinput.pop(CAMPAIGN_KEY, None)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        deselected = getattr(node, "workeroutput", {}).get(DESELECTED_KEY, ())
+        self.config.stash.setdefault(deselected_key, []).extend(deselected)
+
+
+def configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None:
+    # The controller discovered the campaign once; every worker collects that
+    # list, so files a harness adds or removes meanwhile cannot split them.
+    config.stash[campaign_key] = from_wire(workerinput[CAMPAIGN_KEY])
+    config.pluginmanager.register(WorkerShrinker(), "explore-suff-worker-shrinker")
+
+
+def send_deselected(config: pytest.Config) -> None:
+    workeroutput = getattr(config, "workeroutput", None)
+    if workeroutput is not None:  # xdist worker: -k, -m, --lf deselect on the workers
+        workeroutput[DESELECTED_KEY] = config.stash.get(deselected_key, [])
+
+
+def _pair(value: Any) -> bool:
+    """A property pair `_property` may share: no float (0.0 and -0.0 are equal, and would be one)."""
+    return (
+        type(value) is tuple
+        and len(value) == 2
+        and type(value[0]) is str
+        and type(value[1]) in (str, int, bool, type(None))
+    )
+
+
+class Shrinker:
+    """Keeps less of what pytest holds to the end of the session: three reports per item.
+
+    pytest builds each of an item's setup, call and teardown reports with a dict
+    of every keyword of the item, a list of its user properties and its
+    location (under xdist also its own copy of every string and the parsed node
+    id), and the terminal reporter keeps all of them. Once every plugin has seen
+    a report (`shrink` runs last), values equal to the item's previous report's
+    are swapped for that report's objects, and the few strings every report
+    repeats for one copy: equal values, about two kilobytes less per item.
+    """
+
+    SHARED = ("keywords", "user_properties", "location", "_id")
+
+    def __init__(self) -> None:
+        self._latest: dict[str, dict[str, Any]] = {}  # nodeid -> the fields of its latest report
+
+    def shrink(self, report: pytest.TestReport) -> None:
+        fields = vars(report)
+        nodeid = report.nodeid
+        latest = self._latest.get(nodeid)
+        if latest is not None:
+            for name in self.SHARED:
+                if name in fields and name in latest and fields[name] == latest[name]:
+                    fields[name] = latest[name]
+        else:
+            keywords = fields.get("keywords")
+            if type(keywords) is dict and not all(sys.intern(key) is key for key in keywords):
+                fields["keywords"] = {sys.intern(key): value for key, value in keywords.items()}
+        properties = fields.get("user_properties")
+        if type(properties) is list and (latest is None or properties is not latest.get("user_properties")):
+            fields["user_properties"] = [_property(*p) if _pair(p) else p for p in properties]
+        for name in ("when", "outcome", "worker_id", "testrun_uid"):
+            if type(fields.get(name)) is str:
+                fields[name] = sys.intern(fields[name])
+        if report.when == "teardown":
+            self._latest.pop(nodeid, None)
+        else:
+            self._latest[nodeid] = fields
+
+
+class WorkerShrinker(Shrinker):
+    """On an xdist worker: its terminal reporter keeps every report too, after xdist sent it."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if hasattr(report, RECORD_ATTR):  # sent to the controller already (xdist's hook ran first)
+            delattr(report, RECORD_ATTR)
+        self.shrink(report)

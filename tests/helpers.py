@@ -1,0 +1,87 @@
+"""What the test modules share: running the plugin, reading its report, the example campaigns.
+
+Plain functions and constants (``tests/`` is on ``sys.path``: ``from helpers import
+report``); the fixtures built on them are in ``conftest.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import Run, allocation_run, no_explore_run, response, sufficient_run
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+DEFAULT_JSON = "explore-suff.json"  # where the plugin writes its report unless told
+
+#: The ``run_campaign`` fixture: ``(campaign, *args, json=...)`` -> the run and the report it wrote (or None).
+RunCampaign = Callable[..., tuple[pytest.RunResult, dict[str, Any] | None]]
+
+# Strings that must reach the HTML page only escaped.
+SCRIPT_Q = "</script><script>alert(1)</script>"
+IMG_Q = "<img src=x onerror=alert(1)>"
+COMMENT_Q = "<!-- <script>alert(3)</script>"
+HOSTILE_GROUP = "<svg onload=alert(4)>"
+
+
+def report(pytester: pytest.Pytester, name: str = DEFAULT_JSON) -> dict[str, Any]:
+    """The JSON report a run in pytester's folder wrote."""
+    return json.loads((pytester.path / name).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def listed(doc: dict[str, Any]) -> set[str]:
+    """Every file the report accounts for: a transcript's files, or an ignored path."""
+    return {f for r in doc["transcripts"] for f in r["files"]} | {i["path"] for i in doc["ignored"]}
+
+
+def run_plugin(workdir: Path, campaign: Path, *args: str) -> dict[str, Any]:
+    """The plugin run once in a fresh interpreter (the documents are shared by a module's tests)."""
+    report = workdir / "report.json"
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "--rootdir",
+        str(workdir),
+        f"--explore-suff={campaign}",
+        f"--explore-suff-json={report}",
+        *args,
+    ]
+    subprocess.run(cmd, cwd=workdir, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return json.loads(report.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def hostile_campaign(root: Path) -> Path:
+    """Two arms, two repos (one named like markup), hostile queries, a raced run, a failing file."""
+    run = Run()
+    run.step(run.explore(SCRIPT_Q), response(["lib/a.js"]))
+    run.step(run.use("Read", file_path="/t/lib/a.js"))
+    run.step(run.explore(IMG_Q), response(["lib/b.js"]))
+    run.step(run.use("Grep", pattern="x"))
+    run.step(run.explore(COMMENT_Q), response(["lib/c.js"]))
+    run.step(run.use("Edit", file_path="lib/c.js"))
+    run.finish()
+    run.write(root / "express" / "run1" / "run-headless-with.jsonl")
+    sufficient_run("fine query").write(root / "express" / "run2" / "run-headless-with.jsonl")
+    no_explore_run().write(root / "express" / "run1" / "run-headless-without.jsonl")
+    allocation_run("odd repo").write(root / HOSTILE_GROUP / "run1" / "run-headless-with.jsonl")
+    raced = Run()
+    raced.step(
+        raced.explore("raced q"),
+        "Error: No such tool available: mcp__codegraph__codegraph_explore",
+        is_error=True,
+    )
+    raced.write(root / "express" / "run9" / "run-headless-with.jsonl")
+    bad = root / "express" / "run3" / "run-headless-with.jsonl"
+    bad.parent.mkdir(parents=True)
+    bad.write_bytes(b"\x00\x01garbage\n")
+    (root / "express" / "notes-<b>.jsonl").write_text('{"query": "x"}\n')
+    return root
