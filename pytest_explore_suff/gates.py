@@ -79,6 +79,7 @@ class Outcome:
     passed: bool | None  # None: not applicable (no answered calls), which is not a pass
     on: str = "point"  # what was compared: the point estimate or the interval's bound
     bound: float | None = None  # the interval bound compared when on == "bound"
+    why: str = ""  # a metric gate that is not applicable: why (the terminal's words, not in the JSON)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -126,8 +127,7 @@ class Outcome:
         g = self.gate
         words, missing = METRIC_WORDS[g.metric]
         if self.passed is None:
-            side = " (here or in the baseline)" if g.op in ("max_drop", "max_growth") else ""
-            return f"{g.option}: {where} has {missing}{side}: not applicable, not a pass"
+            return f"{g.option}: {where} has {self.why or missing}: not applicable, not a pass"
         verdict = "passed" if self.passed else "FAILED"
         assert self.value is not None
         if g.op == "max_drop":
@@ -210,13 +210,21 @@ def evaluate_baseline_metrics(
             agg = arms.get(arm) or {}
             if gate.metric == "allocation":
                 c = change.get("allocation") or {}
-                value = None if c.get("diff") is None else -c["diff"]
+                value = None if c.get("diff") is None else 0.0 - c["diff"]
                 n = (agg.get("allocation") or {}).get("calls", 0)
             else:
-                value = (change.get("residual") or {}).get("growth")
+                c = change.get("residual") or {}
+                value = c.get("growth")
                 n = (agg.get("occupancy") or {}).get("transcripts", 0)
             if value is None:
-                outcomes.append(Outcome(gate, arm, None, 0, None))
+                words, missing = METRIC_WORDS[gate.metric]
+                why = (
+                    f"no {words} in the baseline (a report of schema 1, or no figure there)"
+                    if c.get("new") is not None and c.get("old") is None
+                    else f"{missing} in this campaign" if c.get("new") is None
+                    else f"a {words} of 0 in the baseline: no relative growth"
+                )  # fmt: skip
+                outcomes.append(Outcome(gate, arm, None, 0, None, why=why))
                 continue
             outcomes.append(Outcome(gate, arm, value, n, value <= gate.threshold))
     return outcomes

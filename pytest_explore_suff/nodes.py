@@ -120,7 +120,9 @@ class TranscriptItem(pytest.Item):
         status = "error" if failing else "skipped" if excluded else "classified"
         # The record first: whatever a warning filter turns the notes below into,
         # the transcript is in the report.
-        self.record = record(t, status=status, reason=reason, verdict=verdict, collector=collector)
+        self.record = record(
+            t, status=status, reason=reason, verdict=verdict, collector=collector, window=settings.window
+        )
         notes = (*t.notes, *collector.warnings)
         if notes:
             _no_source_line(self.location[0])

@@ -12,7 +12,16 @@ from typing import Any
 import pytest
 
 from .events import ToolSpec
-from .gates import GATES, Gate, parse_threshold
+from .gates import (
+    GATES,
+    METRIC_BASELINE_GATES,
+    METRIC_GATES,
+    METRIC_WORDS,
+    Gate,
+    parse_growth,
+    parse_threshold,
+)
+from .occupancy import DEFAULT_WINDOW
 from .readers.base import MAX_LINE
 
 DEFAULT_JSON = "explore-suff.json"
@@ -78,6 +87,11 @@ class Settings:
                 ]
             )
             self.gates += [Gate(metric, op, frac, arm) for arm, frac in values]
+        self.metric_gates = _gates(config, METRIC_GATES)
+        self.metric_baseline_gates = _gates(config, METRIC_BASELINE_GATES)
+        self.window: int = (
+            _checked(opt("explore_suff_window"), _positive_tokens, "explore_suff_window") or DEFAULT_WINDOW
+        )
         self.gate_on: str = opt("explore_suff_gate_on") or "point"
         if self.gate_on not in GATE_ON:
             raise pytest.UsageError(
@@ -97,6 +111,28 @@ class Settings:
         )
         self.baseline_path: str | None = path_opt("explore_suff_baseline")
         self.baseline: list[dict[str, Any]] | None = None
+
+
+def _gates(config: pytest.Config, table: dict[str, tuple[str, str]]) -> list[Gate]:
+    """The gates of ``table``'s options: the command line's, else the ini's lines."""
+    out: list[Gate] = []
+    for stem, (metric, op) in table.items():
+        parse = parse_growth if op == "max_growth" else parse_threshold
+        values = config.getoption(stem) or [
+            _checked(v, parse, f"explore_suff_{stem}") for v in config.getini(f"explore_suff_{stem}")
+        ]
+        out += [Gate(metric, op, frac, arm) for arm, frac in values]
+    return out
+
+
+def _positive_tokens(text: str) -> int:
+    try:
+        value = int(str(text).replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of tokens, e.g. 200000") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: must be at least 1 token")
+    return value
 
 
 def _regex(text: str | None, option: str) -> re.Pattern[str] | None:
@@ -218,6 +254,24 @@ def _gate_option(stem: str, metric: str, op: str) -> Option:
     )
 
 
+def _metric_gate_option(stem: str, metric: str, op: str) -> Option:
+    words = METRIC_WORDS[metric][0]
+    if op in ("max_drop", "max_growth"):
+        how = "fell by more than FRAC" if op == "max_drop" else "grew by more than FRAC (0.2: 20%%)"
+        what = f"fail when the {words} {how} from the baseline"
+    else:
+        what = f"fail unless the {words} is {'at least' if op == 'min' else 'at most'} FRAC"
+    return Option(
+        f"--{stem.replace('_', '-')}",
+        f"explore_suff_{stem}",
+        dest=stem,
+        action="append",
+        type=parse_growth if op == "max_growth" else parse_threshold,
+        metavar="[ARM:]FRAC",
+        help=f"{what}, in ARM or in every arm with answered calls (repeatable)",
+    )
+
+
 #: Every option, in the order ``pytest --help`` lists them; the gates come from `gates.GATES`.
 OPTIONS: tuple[Option, ...] = (
     Option(
@@ -322,6 +376,16 @@ OPTIONS: tuple[Option, ...] = (
         help="fail when an arm's sufficient share fell by more than FRAC from the baseline",
     ),
     *(_gate_option(stem, metric, op) for stem, (metric, op) in GATES.items()),
+    Option(
+        "--explore-suff-window",
+        "explore_suff_window",
+        type=_positive_tokens,
+        metavar="TOKENS",
+        help=f"the nominal context window of the occupancy figures (default: {DEFAULT_WINDOW}; "
+        "a Codex log's own window wins)",
+    ),
+    *(_metric_gate_option(stem, metric, op) for stem, (metric, op) in METRIC_GATES.items()),
+    *(_metric_gate_option(stem, metric, op) for stem, (metric, op) in METRIC_BASELINE_GATES.items()),
 )
 
 

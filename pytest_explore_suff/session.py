@@ -47,6 +47,10 @@ def configure(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--explore-suff-baseline: {exc}") from None
     if settings.max_drop is not None and not settings.baseline_path:
         raise pytest.UsageError("--max-sufficient-drop needs --explore-suff-baseline=REPORT")
+    if settings.metric_baseline_gates and not settings.baseline_path:
+        raise pytest.UsageError(
+            f"{settings.metric_baseline_gates[0].option} needs --explore-suff-baseline=REPORT"
+        )
     # The campaign replaces the usual test paths (run from a project's own root,
     # it collects the campaign, not the project's tests); paths the user named
     # on the command line are collected along with it.
@@ -167,6 +171,8 @@ class Reporter:
             compare=settings.compare,
             baseline=baseline,
             max_drop=settings.max_drop,
+            metric_gates=settings.metric_gates,
+            metric_baseline_gates=settings.metric_baseline_gates,
         )
         self._write(self.report)
         # A gate that failed or could not be decided fails the run, also when the

@@ -154,7 +154,26 @@ def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
             variants.append(str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)))
         out.append(f"arm {clean(arm)} (answered calls: {cmp['n_old']} in the baseline, {cmp['n_new']} now)")
         out.append(_fit(variants, width))
+        out.extend(_metric_changes(cmp))
     return "\n".join(out)
+
+
+def _metric_changes(cmp: dict[str, Any]) -> list[str]:
+    """The arm's allocation and retrieval residual, baseline against now."""
+    out = []
+    a = cmp.get("allocation") or {}
+    if a.get("new") is not None or a.get("old") is not None:
+        old = "not in the baseline" if a.get("old") is None else f"{a['old']:.0%}"
+        new = "none" if a.get("new") is None else f"{a['new']:.0%}"
+        change = "" if a.get("diff") is None else f" ({_signed(a['diff'])} points)"
+        out.append(f"  allocation efficiency: {old} -> {new}{change}")
+    r = cmp.get("residual") or {}
+    if r.get("new") is not None or r.get("old") is not None:
+        old = "not in the baseline" if r.get("old") is None else f"{r['old']:,.0f}"
+        new = "none" if r.get("new") is None else f"{r['new']:,.0f}"
+        change = "" if r.get("growth") is None else f" ({r['growth']:+.0%})"
+        out.append(f"  median retrieval residual, tokens: {old} -> {new}{change}")
+    return out
 
 
 def _num(x: float | None) -> str:
