@@ -9,12 +9,11 @@ no pytest import.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
-from .classify import norm_path, path_tokens, same_file
+from .classify import Mark, marks_finder, norm_path, path_tokens, same_file
 from .events import ToolSpec
 
 #: Header kinds that mean the file *defines* the name (``mutateElement(calls)`` does not).
@@ -54,45 +53,13 @@ class Section:
     symbols: tuple[tuple[str, str], ...]
 
 
-@lru_cache(maxsize=16)
-def _marker_lines(pattern: str) -> Callable[[str], list[tuple[int, int, str]]]:
-    """(line start, match end, path) of every returned-file marker of a text."""
-    if pattern == ToolSpec.marker:
-        return _default_marks
-    regex = re.compile(pattern, re.MULTILINE)
+def sections(text: str, marker: str = ToolSpec.marker, marks: list[Mark] | None = None) -> list[Section]:
+    """The per-file sections of one response, in order (empty: no envelope).
 
-    def marks(text: str) -> list[tuple[int, int, str]]:
-        out = []
-        for m in regex.finditer(text):
-            start = text.rfind("\n", 0, m.start()) + 1
-            out.append((start, m.end(), m.group(1)))
-        return out
-
-    return marks
-
-
-def _default_marks(text: str) -> list[tuple[int, int, str]]:
-    r"""``^\*\*`([^`]+)`\*\*`` at line starts, found by plain searches (see classify)."""
-    out: list[tuple[int, int, str]] = []
-    at = 0 if text.startswith("**`") else _next_line_marker(text, 0)
-    while at != -1:
-        close = text.find("`", at + 3)
-        if close > at + 3 and text.startswith("**", close + 1):
-            out.append((at, close + 3, text[at + 3 : close]))
-            at = _next_line_marker(text, close + 3)
-        else:
-            at = _next_line_marker(text, at + 1)
-    return out
-
-
-def _next_line_marker(text: str, start: int) -> int:
-    at = text.find("\n**`", max(start - 1, 0))
-    return at + 1 if at != -1 else -1
-
-
-def sections(text: str, marker: str = ToolSpec.marker) -> list[Section]:
-    """The per-file sections of one response, in order (empty: no envelope)."""
-    marks = _marker_lines(marker)(text)
+    ``marks``: the markers of ``text`` when the classifier found them already.
+    """
+    if marks is None:
+        marks = marks_finder(marker)(text)
     if not marks:
         return []
     tail = text.find(GUIDANCE, marks[-1][0])
@@ -149,17 +116,21 @@ def _owners(calls: Sequence[Sequence[Section]]) -> dict[str, set[str]]:
 
 
 def allocation(
-    responses: Sequence[tuple[str, str]], answer: str | None, marker: str = ToolSpec.marker
+    responses: Sequence[tuple[str, str] | tuple[str, str, list[Mark] | None]],
+    answer: str | None,
+    marker: str = ToolSpec.marker,
 ) -> tuple[dict[str, Any] | None, str]:
     """(the transcript's allocation figures, "") or (None, why not).
 
-    ``responses``: (call id, response text) of the judged explore calls, in
-    stream order. ``answer``: the final answer text (None or blank: every file
-    is uncited, and the figures say ``has_answer: false``).
+    ``responses``: (call id, response text[, its markers]) of the judged
+    explore calls, in stream order. ``answer``: the final answer text (None or
+    blank: every file is uncited, and the figures say ``has_answer: false``).
     """
     if not responses:
         return None, "no answered explore call"
-    calls = [(cid, secs) for cid, text in responses if (secs := sections(text, marker))]
+    calls = [
+        (r[0], secs) for r in responses if (secs := sections(r[1], marker, r[2] if len(r) > 2 else None))
+    ]
     if not calls:
         return None, "no explore response has a returned-file section"
     exts = frozenset(e for _, secs in calls for s in secs if (e := extension(s.path)) is not None)

@@ -181,16 +181,32 @@ def _intent(command: str) -> Intent:
     return bash_intent(command)
 
 
+#: A returned-file marker in a response: (start of its line, end of the match, the path).
+Mark = tuple[int, int, str]
+
+
 @lru_cache(maxsize=16)
-def _marker(pattern: str) -> Callable[[str], list[str]]:
-    """What ``re.findall(pattern, text, re.MULTILINE)`` returns, as a function of the text.
+def marks_finder(pattern: str) -> Callable[[str], list[Mark]]:
+    """The returned-file markers of a text, for the marker regex ``pattern``: what
+    ``re.finditer(pattern, text, re.MULTILINE)`` finds, with each one's line start.
 
     The default marker (a line that starts with ``**`path`**``) is found by a plain
     search for a newline and ``**` `` that jumps through the text; other patterns by their regex.
     """
     if pattern == ToolSpec.marker:
-        return _default_marker
-    return re.compile(pattern, re.MULTILINE).findall
+        return _default_marks
+    regex = re.compile(pattern, re.MULTILINE)
+
+    def marks(text: str) -> list[Mark]:
+        return [(text.rfind("\n", 0, m.start()) + 1, m.end(), m.group(1)) for m in regex.finditer(text)]
+
+    return marks
+
+
+def _marker(pattern: str) -> Callable[[str], list[str]]:
+    """What ``re.findall(pattern, text, re.MULTILINE)`` returns, as a function of the text."""
+    find = marks_finder(pattern)
+    return lambda text: [m[2] for m in find(text)]
 
 
 def _line_marker(text: str, start: int) -> int:
@@ -199,17 +215,17 @@ def _line_marker(text: str, start: int) -> int:
     return at + 1 if at != -1 else -1
 
 
-def _default_marker(text: str) -> list[str]:
-    r"""``re.findall(r"^\*\*`([^`]+)`\*\*", text, re.M)`` without a regex pass: a match
+def _default_marks(text: str) -> list[Mark]:
+    r"""``re.finditer(r"^\*\*`([^`]+)`\*\*", text, re.M)`` without a regex pass: a match
     starts at a line start with ``**` ``, its path runs to the next backtick (``[^`]``
     cannot pass one, so that is the only way it can match), which ``**`` must follow."""
-    found: list[str] = []
+    found: list[Mark] = []
     at = 0 if text.startswith("**`") else _line_marker(text, 0)
     while at != -1:
         close = text.find("`", at + 3)
         if close > at + 3 and text.startswith("**", close + 1):
-            found.append(text[at + 3 : close])
-            at = _line_marker(text, close + 3)  # findall resumes after the match
+            found.append((at, close + 3, text[at + 3 : close]))
+            at = _line_marker(text, close + 3)  # the search resumes after the match
         else:
             at = _line_marker(text, at + 1)
     return found
@@ -322,7 +338,7 @@ def _judge(
 def classify(collector: Collector) -> Verdict:
     """Judge every explore call of one transcript."""
     spec = collector.spec
-    marker = _marker(spec.marker)
+    marks = marks_finder(spec.marker)
     verdict = Verdict(raced=collector.raced, contaminated=collector.contaminated)
     # Main first, then subagent threads in order of first appearance.
     threads = sorted(collector.threads.items(), key=lambda item: item[0] != "main")
@@ -337,7 +353,9 @@ def classify(collector: Collector) -> Verdict:
                 continue
             text = result.text
             # Distinct paths: a file shipped in two sections is one returned file.
-            returned = tuple(dict.fromkeys(norm_path(m) for m in marker(text)))
+            found = marks(text)
+            collector.marks[action.id] = found  # the allocation metric reads the same sections
+            returned = tuple(dict.fromkeys(norm_path(m[2]) for m in found))
             truncated = _PERSISTED_AT_START.match(text) is not None
             saved = SAVED_TO.search(text) if truncated else None
             response = _Response(text, returned, tuple(earlier), norm_path(saved.group(1)) if saved else None)

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from .occupancy import Timeline
 from .shell import invokes
 from .sources import Opener, open_path
@@ -99,9 +101,12 @@ def family(name: str, spec: ToolSpec) -> str:
 def compact_json(value: Any) -> str:
     """``JSON.stringify(value)``: no spaces after separators, non-ASCII kept."""
     try:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-    except (TypeError, ValueError, RecursionError):
-        return ""
+        return orjson.dumps(value).decode()
+    except (TypeError, ValueError):  # an integer past 64 bits, a lone surrogate
+        try:
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return ""
 
 
 def _piece(block: Any) -> str:
@@ -244,6 +249,8 @@ class Collector:
     families: dict[str, str] = field(default_factory=dict)
     #: explore responses whose metric text differs from their verdict text (several blocks)
     metric_texts: dict[str, str] = field(default_factory=dict)
+    #: the returned-file markers the classifier found in each judged response
+    marks: dict[str, list[tuple[int, int, str]]] = field(default_factory=dict)
     #: the ``result`` strings of the run's ``result`` events, and the last main-thread text
     answers: list[str] = field(default_factory=list)
     last_text: str = ""

@@ -20,11 +20,14 @@ def measure(verdict: Verdict, collector: Collector, window: int = DEFAULT_WINDOW
     reasons a metric could not be computed (M6: never silently zero)."""
     order = collector.seen_tool_ids
     calls = sorted(verdict.calls, key=lambda c: order.get(c.id, len(order)))  # M3: stream order
-    responses = []
+    responses: list[tuple[str, str, list[tuple[int, int, str]] | None]] = []
     for call in calls:
         result = collector.results.get(call.id)
         if result is not None:
-            responses.append((call.id, collector.metric_texts.get(call.id, result.text)))
+            whole = collector.metric_texts.get(call.id)
+            # The classifier's markers are the text's, unless the metric text differs (several blocks).
+            marks = collector.marks.get(call.id) if whole is None else None
+            responses.append((call.id, result.text if whole is None else whole, marks))
     alloc, alloc_why = allocation(responses, collector.answer(), collector.spec.marker)
     occ, occ_why = occupancy(collector.timeline, collector.family_of, window)
     return {
