@@ -316,8 +316,10 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
         yield from _table(comparison_table(report.comparison, width))
     for block in (allocation_table(report.arms, width), occupancy_table(report.arms, width)):
         if block is not None:
+            title, table = block.split("\n", 1)
             yield Line("")
-            yield from _table(block)
+            yield Line(title)  # prose: folded to the width, as the table is fitted
+            yield from _table(table)
     pair = report.metrics_comparison
     if pair and (line := residual_line(pair)) is not None:
         yield Line(line)
