@@ -21,9 +21,11 @@ from metric_shapes import SYNTHETIC, Stream, section, text
 
 from pytest_explore_suff import ToolSpec, judge
 from pytest_explore_suff.allocation import allocation, citations, sections
-from pytest_explore_suff.events import usage_ctx
+from pytest_explore_suff.compare import compare_metrics
+from pytest_explore_suff.events import assistant_chars, metric_text, usage_ctx
 from pytest_explore_suff.metrics import measure
 from pytest_explore_suff.occupancy import FAMILIES, Timeline, occupancy
+from pytest_explore_suff.report import allocation_summary, occupancy_summary
 
 SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -1122,3 +1124,143 @@ def test_gemini_occupancy(tmp_path: Path) -> None:
     m = gemini_measure(tmp_path)
     assert m["occupancy"] is not None, m["occupancy_reason"]
     assert (m["occupancy"]["turns"], m["occupancy"]["ctx_final"]) == (2, 900)  # tokens.input
+
+
+# --- per arm and arm against arm -----------------------------------------------------------
+
+
+def rec(arm: str, group: str, *, alloc: tuple[int, int, int, int, bool] | None = None,
+        occ: tuple[int, int, int, int, int] | None = None) -> dict[str, Any]:  # fmt: skip
+    """A classified record with the metric fields the aggregates read.
+
+    ``alloc``: envelope, used, used_path, calls, has_answer; ``occ``: ctx_final, ctx_base,
+    tool residual, file-access residual, retrieval residual.
+    """
+    a = None
+    if alloc is not None:
+        env, used, used_path, calls, has = alloc
+        a = {"envelope": env, "used": used, "used_path": used_path, "calls": [{}] * calls, "has_answer": has}
+    o = None
+    if occ is not None:
+        final, base, tool, fa, ret = occ
+        residual = dict.fromkeys(FAMILIES, 0) | {"tool": tool}
+        o = {"ctx_final": final, "ctx_base": base, "residual": residual, "residual_file_access": fa,
+             "residual_retrieval": ret}  # fmt: skip
+    return {"status": "classified", "arm": arm, "group": group, "answered": 1, "counts": {},
+            "allocation": a, "occupancy": o}  # fmt: skip
+
+
+def test_allocation_per_arm_is_pooled_with_a_clustered_interval() -> None:
+    recs = [
+        rec("with", "g", alloc=(1000, 300, 100, 1, True)),
+        rec("with", "g", alloc=(3000, 300, 300, 2, False)),
+        rec("with", "g"),
+    ]
+    s = allocation_summary(recs)
+    assert s is not None
+    # Pooled: 600 / 4000 = 0.15 (not the mean of 0.3 and 0.1); path only: 400 / 4000.
+    eff = s["efficiency"]
+    assert eff["share"] == pytest.approx(0.15)
+    assert s["efficiency_path"] == pytest.approx(0.1)
+    # Cluster variance: n/(n-1) * sum((u - p e)^2) / E^2 = 2 * (150^2 + 150^2) / 4000^2
+    # = 0.005625, se 0.075; interval 0.15 -+ 1.96 * 0.075.
+    assert eff["se"] == pytest.approx(0.075)
+    assert (eff["lo"], eff["hi"]) == (
+        pytest.approx(0.15 - 1.959964 * 0.075),
+        pytest.approx(0.15 + 1.959964 * 0.075),
+    )
+    assert (s["transcripts"], s["calls"], s["no_answer"]) == (2, 3, 1)
+    assert (s["per_run"]["median"], s["per_run"]["min"], s["per_run"]["max"]) == (
+        pytest.approx(0.2),
+        pytest.approx(0.1),
+        pytest.approx(0.3),
+    )
+    assert allocation_summary([rec("with", "g")]) is None
+
+
+def test_occupancy_per_arm() -> None:
+    recs = [
+        rec("with", "g", occ=(2000, 1000, 800, 200, 1000)),
+        rec("with", "g", occ=(4000, 1200, 1000, 1000, 2000)),
+        rec("with", "g", occ=(3000, 1100, 0, 600, 600)),
+    ]
+    s = occupancy_summary(recs)
+    assert s is not None
+    assert s["transcripts"] == 3
+    assert (s["ctx_final"]["median"], s["ctx_final"]["min"], s["ctx_final"]["max"]) == (3000, 2000, 4000)
+    assert s["residual_tool"]["median"] == 800
+    assert s["residual_file_access"]["median"] == 600
+    assert s["residual_retrieval"]["median"] == 1000
+    # Shares of the final context: 0.5, 0.5, 0.2.
+    assert (s["share"]["median"], s["share"]["min"]) == (pytest.approx(0.5), pytest.approx(0.2))
+    assert s["ctx_base"] == 1100
+
+
+def metric_campaign() -> list[dict[str, Any]]:
+    """Arm with: g1 retrieval residuals 1800, 2000, 2200 (median 2000), g2 3000; ctx_base
+    5000, 5200, 5400, 5600 (median 5300). Arm without: g1 1000, 1000; g2 2000; g3 (only
+    here) 9000; ctx_base 4000, 4100, 4200, 4300 (median 4150)."""
+    w = [("g1", 1800, 5000), ("g1", 2000, 5200), ("g1", 2200, 5400), ("g2", 3000, 5600)]
+    wo = [("g1", 1000, 4000), ("g1", 1000, 4100), ("g2", 2000, 4200), ("g3", 9000, 4300)]
+    return [rec("with", g, occ=(20000, base, ret, 0, ret)) for g, ret, base in w] + [
+        rec("without", g, occ=(20000, base, 0, ret, ret)) for g, ret, base in wo
+    ]
+
+
+def test_retrieval_residual_arm_against_arm() -> None:
+    r = compare_metrics(metric_campaign(), "with", "without")["residual"]
+    # g1: (2000 - 1000) / 1000 = +100%; g2: (3000 - 2000) / 2000 = +50%; g3 is in one arm only.
+    assert [(g["group"], g["a"], g["b"], g["pct"], g["direction"]) for g in r["groups"]] == [
+        ("g1", 2000, 1000, pytest.approx(100.0), "higher"),
+        ("g2", 3000, 2000, pytest.approx(50.0), "higher"),
+    ]
+    assert r["mean_pct"] == pytest.approx(75.0)
+    assert r["direction"] == "higher"
+    assert (r["agreeing"], r["compared"]) == (2, 2)
+    # sd of [100, 50] = 35.36; half = 1.96 * 35.36 / sqrt(2) = 1.96 * 25.
+    assert (r["interval"]["lo"], r["interval"]["hi"]) == (
+        pytest.approx(75 - 1.959964 * 25),
+        pytest.approx(75 + 1.959964 * 25),
+    )
+    # The tool's fixed overhead: median ctx_base 5300 - 4150.
+    assert r["fixed_overhead"] == 1150
+
+
+def test_the_sign_is_said_in_words_both_ways() -> None:
+    r = compare_metrics(metric_campaign(), "without", "with")["residual"]
+    # g1: (1000 - 2000) / 2000 = -50%; g2: (2000 - 3000) / 3000 = -33.3%.
+    assert r["mean_pct"] == pytest.approx((-50 - 100 / 3) / 2)
+    assert r["direction"] == "lower"
+    assert [g["direction"] for g in r["groups"]] == ["lower", "lower"]
+    assert r["fixed_overhead"] == -1150
+
+
+# --- what a block adds --------------------------------------------------------------------
+
+
+def test_characters_an_assistant_block_adds() -> None:
+    assert assistant_chars(text("hello")) == 5
+    assert assistant_chars({"type": "thinking", "thinking": "hmm…", "signature": "sig" * 100}) == 4
+    # tool_use: len(name) + compact JSON of the input, non-ASCII kept: 4 + len('{"q":"é","n":[1,2]}') 19.
+    assert (
+        assistant_chars({"type": "tool_use", "id": "t", "name": "Grep", "input": {"q": "é", "n": [1, 2]}})
+        == 23
+    )
+    # Any other block: its compact JSON: {"type":"redacted_thinking","data":"xyz"} is 41.
+    assert assistant_chars({"type": "redacted_thinking", "data": "xyz"}) == 41
+
+
+def test_the_text_of_a_result_for_the_metrics() -> None:
+    assert metric_text("plain") == "plain"
+    blocks = [text("ab"), IMAGE, {"type": "custom", "n": 1}, text("cd")]
+    assert metric_text(blocks) == 'ab{"type":"custom","n":1}cd'  # nothing between, image as nothing
+
+
+def test_a_plain_string_content_counts_its_length(tmp_path: Path) -> None:
+    run = Stream()
+    run.ask(text("a" * 100), ctx=1000)
+    run.user("b" * 400)  # the user's own message, a plain string
+    run.ask(text("c"), ctx=1200)
+    run.end("c")
+    # No tool output: the one growing gap, (100 + 400) / 200.
+    assert measured(tmp_path, run)["occupancy"]["chars_per_token"] == pytest.approx(2.5)
