@@ -23,6 +23,7 @@ from pytest_explore_suff import ToolSpec, judge
 from pytest_explore_suff.allocation import allocation, citations, sections
 from pytest_explore_suff.compare import compare_metrics
 from pytest_explore_suff.events import assistant_chars, metric_text, usage_ctx
+from pytest_explore_suff.gates import Gate, evaluate_baseline_metrics, evaluate_metrics
 from pytest_explore_suff.metrics import measure
 from pytest_explore_suff.occupancy import FAMILIES, Timeline, occupancy
 from pytest_explore_suff.report import allocation_summary, occupancy_summary
@@ -1264,3 +1265,62 @@ def test_a_plain_string_content_counts_its_length(tmp_path: Path) -> None:
     run.end("c")
     # No tool output: the one growing gap, (100 + 400) / 200.
     assert measured(tmp_path, run)["occupancy"]["chars_per_token"] == pytest.approx(2.5)
+
+
+# --- gates on the metrics -------------------------------------------------------------------
+
+
+def metric_arms() -> dict[str, dict[str, Any]]:
+    """Arm with: the allocation of the per-arm test (0.15, lower bound 0.003) and residual
+    shares 0.5, 0.5, 0.2 (median 0.5). Arm without: no explore call, no allocation."""
+    alloc = [
+        rec("with", "g", alloc=(1000, 300, 100, 1, True)),
+        rec("with", "g", alloc=(3000, 300, 300, 2, True)),
+    ]
+    occ = [
+        rec("with", "g", occ=(2000, 1000, 800, 200, 1000)),
+        rec("with", "g", occ=(4000, 1200, 1000, 1000, 2000)),
+        rec("with", "g", occ=(3000, 1100, 0, 600, 600)),
+    ]
+    return {
+        "with": {"answered": 3, "allocation": allocation_summary(alloc), "occupancy": occupancy_summary(occ)},
+        "without": {"answered": 0, "allocation": None, "occupancy": None},
+    }
+
+
+@pytest.mark.parametrize(
+    ("gate", "on", "passed"),
+    [
+        (Gate("allocation", "min", 0.1), "point", True),  # 0.15 >= 0.1
+        (Gate("allocation", "min", 0.1), "bound", False),  # 0.003 < 0.1
+        (Gate("allocation", "min", 0.2), "point", False),
+        (Gate("residual_share", "max", 0.5), "point", True),  # 0.5 <= 0.5
+        (Gate("residual_share", "max", 0.4), "point", False),
+    ],
+)
+def test_metric_gates(gate: Gate, on: str, passed: bool) -> None:
+    [outcome] = evaluate_metrics([gate], metric_arms(), on)
+    assert (outcome.arm, outcome.passed) == ("with", passed)
+
+
+def test_a_metric_gate_without_a_figure_is_not_a_pass() -> None:
+    [outcome] = evaluate_metrics([Gate("allocation", "min", 0.1, arm="without")], metric_arms())
+    assert outcome.passed is None and outcome.value is None
+
+
+def test_baseline_metric_gates() -> None:
+    changes = {"with": {"allocation": {"diff": -0.1}, "residual": {"growth": 0.3}}}
+    drop, growth, tight = evaluate_baseline_metrics(
+        [
+            Gate("allocation", "max_drop", 0.05),
+            Gate("residual", "max_growth", 0.5),
+            Gate("residual", "max_growth", 0.2),
+        ],
+        changes,
+        metric_arms(),
+    )
+    assert (drop.value, drop.passed) == (pytest.approx(0.1), False)  # fell by 0.1 > 0.05
+    assert (growth.value, growth.passed) == (pytest.approx(0.3), True)
+    assert tight.passed is False
+    [none] = evaluate_baseline_metrics([Gate("residual", "max_growth", 0.5)], {"with": {}}, metric_arms())
+    assert none.passed is None
