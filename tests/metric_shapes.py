@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from builders import EXPLORE, Run, _ids
+from builders import EXPLORE, Run, Session, _ids
 
 MODEL = "claude-sonnet-4-5"
 SYNTHETIC = "<synthetic>"
@@ -147,4 +147,21 @@ class Stream(Run):
         return path
 
 
-__all__ = ["EXPLORE", "MODEL", "SYNTHETIC", "Stream", "section", "text", "usage"]
+class Log(Session):
+    """An interactive session log whose assistant lines carry model and usage."""
+
+    def ask(self, *blocks: dict[str, Any], ctx: int, sidechain: bool | None = None) -> str:
+        mid = f"msg_{next(_ids):04d}"
+        for block in blocks:
+            message = {
+                "id": mid,
+                "role": "assistant",
+                "model": MODEL,
+                "content": [block],
+                "usage": usage(ctx),
+            }
+            self._line("assistant", message, sidechain=sidechain)
+        return mid
+
+
+__all__ = ["EXPLORE", "MODEL", "SYNTHETIC", "Log", "Stream", "section", "text", "usage"]

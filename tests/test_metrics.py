@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 from agent_shapes import GeminiSession, Rollout, explore_text
+from builders import EXPLORE, Run
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from metric_shapes import SYNTHETIC, Stream, section, text
+from metric_shapes import SYNTHETIC, Log, Stream, section, text
 
 from pytest_explore_suff import ToolSpec, judge
 from pytest_explore_suff.allocation import allocation, citations, sections
@@ -1324,3 +1325,56 @@ def test_baseline_metric_gates() -> None:
     assert tight.passed is False
     [none] = evaluate_baseline_metrics([Gate("residual", "max_growth", 0.5)], {"with": {}}, metric_arms())
     assert none.passed is None
+
+
+# --- interactive session logs -----------------------------------------------------------------
+
+
+def test_an_interactive_log_inline_sidechain_is_another_window(tmp_path: Path) -> None:
+    log = Log()
+    log.prompt("hi")  # before the first request: part of ctx_base
+    x = Run.use(EXPLORE, query="q")
+    log.ask(x, ctx=1000)  # adds 46
+    log.result(x, section("lib/a.js", "x" * 1985))  # 2000: gap 1, delta 1000, 2.0
+    agent = Run.use("Agent", prompt="p")  # adds 5 + 14 = 19
+    log.ask(agent, ctx=2000)
+    log.prompt("p", sidechain=True)
+    r = Run.use("Read")
+    log.ask(r, ctx=300, sidechain=True)
+    log.result(r, "S" * 5000, sidechain=True)
+    log.ask(text("summary"), ctx=5000, sidechain=True)
+    log.result(agent, "T" * 1000, sidechain=False)  # the parent's, family other
+    log.ask(text("done: lib/a.js"), ctx=2500)  # gap 2: 1019 chars, delta 500, 2.0
+    path = log.write(tmp_path / "11111111-2222-4333-8444-555555555555.jsonl")
+    m = measure(*judge("interactive", [path]))
+    o = m["occupancy"]
+    assert (o["turns"], o["ctx_base"], o["ctx_final"]) == (3, 1000, 2500)
+    assert o["chars_per_token"] == pytest.approx(2.0)
+    assert o["residual"] == {"tool": 1000, "read": 0, "search": 0, "bash": 0, "other": 500}
+    # No result event: the answer is the last main-thread text.
+    assert m["allocation"]["has_answer"] is True and m["allocation"]["used"] == 2000
+
+
+def test_an_interactive_subagent_file_is_another_window(tmp_path: Path) -> None:
+    sid = "11111111-2222-4333-8444-555555555555"
+    log = Log(sid)
+    x = Run.use(EXPLORE, query="q")
+    log.ask(x, ctx=1000)
+    log.result(x, section("lib/a.js", "x" * 1985))
+    agent = Run.use("Agent", prompt="p")
+    agent["id"] = "toolu_spawn"
+    log.ask(agent, ctx=2000)
+    log.result(agent, "T" * 1000, toolUseResult={"agentId": "def456"})
+    log.ask(text("done: lib/a.js"), ctx=2500)
+    main = log.write(tmp_path / f"{sid}.jsonl")
+    sub = Log(sid, sidechain=True, agent_id="def456")
+    sub.prompt("p")
+    r = Run.use("Read")
+    sub.ask(r, ctx=300)
+    sub.result(r, "S" * 5000)
+    sub.ask(text("summary"), ctx=5000)
+    subfile = sub.write(tmp_path / sid / "subagents" / "agent-def456.jsonl")
+    o = measure(*judge("interactive", [main, subfile]))["occupancy"]
+    assert (o["turns"], o["ctx_final"]) == (3, 2500)
+    assert o["residual"] == {"tool": 1000, "read": 0, "search": 0, "bash": 0, "other": 500}
+    assert o["results"]["read"] == 0
