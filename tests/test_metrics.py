@@ -9,6 +9,8 @@ next to the fixture that produces it; none is read back from the code.
 
 from __future__ import annotations
 
+import copy
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -1378,3 +1380,47 @@ def test_an_interactive_subagent_file_is_another_window(tmp_path: Path) -> None:
     assert (o["turns"], o["ctx_final"]) == (3, 2500)
     assert o["residual"] == {"tool": 1000, "read": 0, "search": 0, "bash": 0, "other": 500}
     assert o["results"]["read"] == 0
+
+
+# --- metamorphic: a resumed session's replays change nothing (M9) -------------------------------
+
+TOOLS = ["Read", "Grep", "Bash", "Edit", EXPLORE]
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> Stream:
+    run = Stream()
+    ctx = draw(st.integers(500, 5000))
+    for _ in range(draw(st.integers(1, 6))):
+        name = draw(st.sampled_from(TOOLS))
+        block = run.use(name, query="q") if name == EXPLORE else run.use(name)
+        run.ask(*([text("x" * draw(st.integers(0, 50)))] if draw(st.booleans()) else []), block, ctx=ctx)
+        size = draw(st.integers(0, 4000))
+        content = section("lib/a.js", "y" * size) if name == EXPLORE else "z" * size
+        run.answer((block, content))
+        ctx += draw(st.integers(-2000, 3000))
+        if draw(st.integers(0, 9)) == 0:
+            run.compact()
+    run.ask(text("lib/a.js"), ctx=max(ctx, 0))
+    run.end(None, "error_max_turns")
+    return run
+
+
+def _measure_once(run: Stream) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="explore-suff-metrics-") as tmp:
+        path = run.write(Path(tmp) / "run.jsonl")
+        return measure(*judge("stream-json", [path]))
+
+
+@SETTINGS
+@given(runs(), st.data())
+def test_replayed_lines_change_no_metric(run: Stream, data: st.DataObject) -> None:
+    before = _measure_once(run)
+    replayed = copy.deepcopy(run)
+    end = replayed.events.pop()
+    for _ in range(data.draw(st.integers(1, 5))):
+        replayed.replay(data.draw(st.integers(1, len(replayed.events) - 1)))
+    replayed.events.append(end)
+    after = _measure_once(replayed)
+    assert after["occupancy"] == before["occupancy"]
+    assert after["allocation"] == before["allocation"]
