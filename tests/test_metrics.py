@@ -1093,12 +1093,12 @@ def codex_measure(tmp_path: Path) -> dict[str, Any]:
     return measure(verdict, collector)
 
 
-def gemini_measure(tmp_path: Path) -> dict[str, Any]:
-    s = GeminiSession("session")
+def gemini_measure(tmp_path: Path, form: str = "session") -> dict[str, Any]:
+    s = GeminiSession(form)
     s.user("where is the handler?")
     s.step(s.explore(), results=[explore_text(["lib/a.py", "lib/b.py"])], text="Let me check lib/b.py.")
     s.finish("The handler is in lib/a.py.")
-    verdict, collector = judge("gemini", [s.write(tmp_path / "session-2026-03-01T10-00-5c1d.json")])
+    verdict, collector = judge("gemini", [s.write(tmp_path / f"session-2026-03-01T10-00-5c1d{s.suffix()}")])
     return measure(verdict, collector)
 
 
@@ -1108,8 +1108,9 @@ def test_codex_answer_is_the_last_assistant_message(tmp_path: Path) -> None:
     assert {f["path"] for f in alloc["files"] if f["via"]} == {"lib/a.py"}
 
 
-def test_gemini_answer_is_the_last_gemini_message(tmp_path: Path) -> None:
-    alloc = gemini_measure(tmp_path)["allocation"]
+@pytest.mark.parametrize("form", ["session", "checkpoint", "jsonl"])
+def test_gemini_answer_is_the_last_gemini_message(tmp_path: Path, form: str) -> None:
+    alloc = gemini_measure(tmp_path, form)["allocation"]
     assert alloc["has_answer"] is True
     assert {f["path"] for f in alloc["files"] if f["via"]} == {"lib/a.py"}
 
