@@ -317,7 +317,9 @@ class Collector:
             # for the metrics, and a transcript's Read outputs need not stay in memory.
             keep = self.keep_texts or tid in self.wanted
             self.results[tid] = Result(text if keep else "", block.get("is_error") is True, keep)
-            if keep and isinstance(content, list) and tid in self.wanted:
+            # On the re-read (keep_texts) a result can precede its call: not yet wanted,
+            # but an explore response all the same, whose metric text must be kept too.
+            if keep and isinstance(content, list):
                 whole = metric_text(content)
                 if whole != text:
                     self.metric_texts[tid] = whole

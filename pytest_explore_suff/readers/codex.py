@@ -166,6 +166,15 @@ def _joined(items: list[Any]) -> str:
     return "\n".join(str(b["text"]) for b in items if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
+def _message_text(content: Any) -> str:
+    """The text of a ``message`` item: a string, or its content items' texts."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+
+
 def timestamp_ms(value: Any) -> float | None:
     if not isinstance(value, str) or not value:
         return None
@@ -267,6 +276,9 @@ class _Rollout:
         elif kind == "message":
             if item.get("role") == "assistant":
                 self.message_id()  # text of the model's response: the calls after it share its id
+                said = _message_text(item.get("content"))
+                if said.strip():
+                    self.c.last_text = said  # the answer, when it is the last one (metrics.md)
             else:
                 self.boundary()  # a user or developer message starts a new exchange
         elif kind in _MODEL_SIDE:

@@ -150,6 +150,15 @@ def _function_response(fr: dict[str, Any]) -> tuple[str, bool]:
         return "", False
 
 
+def _text_of(content: Any) -> str:
+    """A message's text: its ``content`` string, or the ``text`` of its parts."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+
+
 class _Session:
     def __init__(self, collector: Collector) -> None:
         self.c = collector
@@ -178,6 +187,9 @@ class _Session:
             if not isinstance(m, dict) or m.get("type") != "gemini":
                 continue
             self.turns += 1
+            said = _text_of(m.get("content"))
+            if said.strip():
+                self.c.last_text = said  # the answer, when it is the last one (metrics.md)
             tokens = m.get("tokens")
             total = tokens.get("total") if isinstance(tokens, dict) else None
             if isinstance(total, (int, float)) and not isinstance(total, bool):
@@ -210,6 +222,9 @@ class _Session:
             role = content.get("role")
             if role == "model":
                 self.turns += 1
+                said = _text_of(parts)
+                if said.strip():
+                    self.c.last_text = said
                 msg = f"#gemini-content-{i}"
                 for j, part in enumerate(parts):
                     fc = part.get("functionCall") if isinstance(part, dict) else None
