@@ -17,7 +17,7 @@ import pytest
 from builders import Run, allocation_run, no_explore_run, response, sufficient_run
 
 from pytest_explore_suff.buckets import KEYS
-from pytest_explore_suff.html import main, render_html, script_json, write_html_atomic
+from pytest_explore_suff.html import T_FIELDS, main, render_html, script_json, write_html_atomic
 
 SCRIPT_Q = "</script><script>alert(1)</script>"
 IMG_Q = "<img src=x onerror=alert(1)>"
@@ -174,7 +174,7 @@ def test_hostile_queries_and_names_appear_only_escaped(hostile_doc: dict[str, An
     assert not [a for _, a in parsed.tags if any(k.startswith("on") for k in a)]
     # The embedded data still holds the exact strings, for the page to show as text.
     data = parsed.data()
-    queries = {c[1] for t in data["transcripts"] for c in t[-1]}
+    queries = {c[1] for t in data["transcripts"] for c in t[T_FIELDS.index("calls")]}
     assert {SCRIPT_Q, IMG_Q, COMMENT_Q} <= queries
     assert HOSTILE_GROUP in {t[2] for t in data["transcripts"]}
 
@@ -336,7 +336,7 @@ def test_control_characters_are_shown_escaped() -> None:
     }
     page = render_html(doc)
     assert "\x1b" not in page and "\u202e" not in page and "\x07" not in page
-    assert Page(page).data()["transcripts"][0][-1][0][1] == "q\\x07"
+    assert Page(page).data()["transcripts"][0][T_FIELDS.index("calls")][0][1] == "q\\x07"
 
 
 def test_write_html_atomic_and_the_command_line(tmp_path: Path, example_doc: dict[str, Any]) -> None:
