@@ -294,6 +294,7 @@ def _occupancy_bars(
                 means=means,
                 total=sum(means.values()),
                 ctx=ctx,
+                ctx_text=tokens(ctx),
                 transcripts=_int(o.get("transcripts")),
                 ctx_final=spread(o.get("ctx_final")),
                 residual_tool=spread(o.get("residual_tool")),

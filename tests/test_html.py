@@ -361,6 +361,12 @@ def test_baseline_changes_are_charted(pytester: pytest.Pytester, example_doc: di
     page = render_html(doc)
     assert 'id="baseline"' in page
     assert len(re.findall(r'data-kind="baseline"', page)) == len(doc["baseline"]["arms"])
+    for cmp in doc["baseline"]["arms"].values():  # the other two metrics, baseline -> now
+        a = cmp["allocation"]
+        assert (
+            f"allocation efficiency {a['old']:.0%} → {a['new']:.0%} ({round(a['diff'] * 100):+d} points)"
+            in page
+        )
     assert re.findall(r'<li class="gate" data-state="(\w+)">', page) == ["passed", "passed"]
 
 
