@@ -71,6 +71,7 @@ FAMILY_LABELS: dict[str, str] = {
     "bash": "Bash",
     "other": "other",
 }
+OCC_MEDIANS = ("ctx_final", "residual_tool", "residual_file_access", "residual_retrieval", "share")
 OCC_WIDTH = 560  # viewBox units of an occupancy bar
 RES_PLOT = 320.0  # width of the residual chart's plot
 HIGHER, LOWER = "#D55E00", "#0072B2"  # more / less of the window held with arm a
@@ -302,7 +303,10 @@ def _occupancy_bars(
                 residual_retrieval=spread(o.get("residual_retrieval")),
                 share=spread(o.get("share"), pct),
                 ctx_base=tokens(o.get("ctx_base")),
-                raw=o,
+                data={
+                    **{k.replace("_", "-"): _num(_mapping(o.get(k)).get("median")) for k in OCC_MEDIANS},
+                    "ctx-base": _num(o.get("ctx_base")),
+                },
             )
         rows.append(row)
     top = max((max(r["ctx"], r["total"]) for r in rows if "ctx" in r), default=0.0)
@@ -353,7 +357,7 @@ def _residual_chart(cmp: Any) -> dict[str, Any] | None:
     if not isinstance(cmp, Mapping):
         return None
     r = _mapping(cmp.get("residual"))
-    groups = [g for g in r.get("groups") or () if isinstance(g, Mapping)]
+    groups = [g for g in _seq(r.get("groups")) if isinstance(g, Mapping)]
     iv = r.get("interval") if isinstance(r.get("interval"), Mapping) else None
     values = [v for g in groups if (v := _num(g.get("pct"))) is not None]
     mean = _num(r.get("mean_pct"))
@@ -394,6 +398,8 @@ def _residual_chart(cmp: Any) -> dict[str, Any] | None:
     if mean is not None:
         lo = _num(iv.get("lo")) if iv else None
         hi = _num(iv.get("hi")) if iv else None
+        if lo is None or hi is None:
+            lo = hi = None
         mean_row = {
             "pct": mean,
             "x": at(mean),
@@ -427,7 +433,7 @@ def _residual_chart(cmp: Any) -> dict[str, Any] | None:
         "compared": r.get("compared"),
         "overhead": overhead,
         "overhead_text": "–" if overhead is None else f"{overhead:+,.0f} tokens",
-        "sentence": _residual_sentence(cmp["a"], cmp["b"], r) if mean is not None else None,
+        "sentence": _residual_sentence(cmp.get("a"), cmp.get("b"), r) if mean is not None else None,
         "allocation": alloc_view,
         "width": RES_PLOT,
         "zero": zero,
@@ -812,6 +818,11 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _seq(value: Any) -> Sequence[Any]:
+    """A JSON array, or nothing: a malformed field draws as empty rather than failing the page."""
+    return value if isinstance(value, (list, tuple)) else ()
+
+
 def _int(value: Any) -> int:
     x = _num(value)
     return int(x) if x is not None else 0
@@ -827,7 +838,7 @@ def _allocation_data(t: Mapping[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
     if not isinstance(a, Mapping):
         return _reason(t.get("allocation_reason"), "no allocation figure"), {}
     by_id: dict[str, list[Any]] = {}
-    for c in a.get("calls") or ():
+    for c in _seq(a.get("calls")):
         if isinstance(c, Mapping):
             by_id[str(c.get("id"))] = [
                 _num(c.get("efficiency")),
@@ -845,7 +856,7 @@ def _allocation_data(t: Mapping[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
             _VIA.get(str(f.get("via")), 0),
             _shown(f.get("symbol")) if f.get("symbol") else "",
         ]
-        for f in a.get("files") or ()
+        for f in _seq(a.get("files"))
         if isinstance(f, Mapping)
     ]
     entry = [
@@ -1014,7 +1025,7 @@ def context(document: Mapping[str, Any]) -> dict[str, Any]:
     if pooled is not None and len(arms) > 1:
         figures.append(_figures("(pooled)", pooled, pooled=True))
     transcripts = [t for t in document.get("transcripts") or () if isinstance(t, Mapping)]
-    gates = [_gate(g) for g in document.get("gates") or () if isinstance(g, Mapping)]
+    gates = [_gate(g) for g in _seq(document.get("gates")) if isinstance(g, Mapping)]
     statuses: dict[str, int] = {}
     for t in transcripts:
         statuses[str(t.get("status"))] = statuses.get(str(t.get("status")), 0) + 1

@@ -692,3 +692,28 @@ def test_metric_gates_are_worded(metrics_doc: dict[str, Any]) -> None:
     assert any("--max-residual-growth" in i and "grew by +25.0% from the baseline ≤ 0.2 (20%)" in i
                and "FAILED" in i for i in items)  # fmt: skip
     assert "residual_share share" not in page and "allocation share" not in page
+
+
+@pytest.mark.parametrize(
+    "path, junk",
+    [
+        (("metrics_comparison", "residual", "groups"), 3),
+        (("metrics_comparison", "residual", "interval"), {"lo": 1.0, "hi": "x"}),
+        (("metrics_comparison", "residual", "mean_pct"), float("nan")),
+        (("arms", "headless-with", "occupancy", "ctx_final"), 7),
+        (("arms", "headless-with", "allocation", "efficiency"), None),
+        (("transcripts", 0, "allocation", "calls"), 1.5),
+        (("transcripts", 0, "allocation", "files"), {"path": "x"}),
+        (("transcripts", 0, "occupancy", "residual"), "x"),
+        (("gates",), 1),
+    ],
+)
+def test_a_malformed_metric_field_draws_empty_not_a_crash(
+    metrics_doc: dict[str, Any], path: tuple[Any, ...], junk: Any
+) -> None:
+    cur: Any = metrics_doc
+    for k in path[:-1]:
+        cur = cur[k]
+    cur[path[-1]] = junk
+    page = render_html(metrics_doc)
+    assert 'id="metrics"' in page and Page(page).data()["transcripts"]
