@@ -34,6 +34,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from .buckets import BUCKETS, KEYS
+from .gates import METRIC_WORDS
+from .occupancy import FAMILIES
 from .report import write_bytes_atomic
 from .terminal import arm_table, clean
 
@@ -53,6 +55,29 @@ BAR_LABEL_MIN = 34  # a segment narrower than this gets no percentage inside (th
 DOT_PLOT = (100.0, 250.0)  # x range of a dot-and-whisker panel's axis
 DOT_WIDTH = 356
 DIFF_PLOT = 300.0  # width of a difference row's plot
+#: Residual families, stacked in this order; tool in the graded tool's colour family (blue),
+#: the file-access families (the without-arm's way to the same bytes) in warm tones.
+FAMILY_COLOURS: dict[str, str] = {
+    "tool": "#0072B2",
+    "read": "#E69F00",
+    "search": "#56B4E9",
+    "bash": "#CC79A7",
+    "other": "#999999",
+}
+FAMILY_LABELS: dict[str, str] = {
+    "tool": "tool",
+    "read": "Read",
+    "search": "Grep/Glob",
+    "bash": "Bash",
+    "other": "other",
+}
+OCC_MEDIANS = ("ctx_final", "residual_tool", "residual_file_access", "residual_retrieval", "share")
+OCC_WIDTH = 560  # viewBox units of an occupancy bar
+RES_PLOT = 320.0  # width of the residual chart's plot
+HIGHER, LOWER = "#D55E00", "#0072B2"  # more / less of the window held with arm a
+ALLOC_COLOUR = "#0072B2"
+ALLOC_PLOT = (150.0, 560.0)  # x range of the allocation panel's axis
+ALLOC_WIDTH = 720
 
 
 # -- formatting -------------------------------------------------------------------------------------
@@ -183,6 +208,260 @@ def _dot_panels(arms: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
     return panels
 
 
+def tokens(value: Any) -> str:
+    """``11356.0`` -> ``11,356``."""
+    x = _num(value)
+    return "–" if x is None else f"{x:,.0f}"
+
+
+def spread(value: Any, fmt: Any = tokens) -> str:
+    """``{median, min, max}`` -> ``11,356 [10,726-12,559]`` (with an en dash)."""
+    v = _mapping(value)
+    if _num(v.get("median")) is None:
+        return "–"
+    return f"{fmt(v.get('median'))} [{fmt(v.get('min'))}–{fmt(v.get('max'))}]"
+
+
+def _allocation_panel(arms: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Pooled allocation efficiency per arm, with its clustered interval and the path-only floor."""
+    x0, x1 = ALLOC_PLOT
+    rows = []
+    for name, agg in arms.items():
+        a = agg.get("allocation")
+        row: dict[str, Any] = {"name": _shown(name), "short": _short(_shown(name), 22)}
+        if isinstance(a, Mapping):
+            eff = _mapping(a.get("efficiency"))
+            share = _num(eff.get("share"))
+            if share is not None:
+                lo, hi = _num(eff.get("lo")), _num(eff.get("hi"))
+                lo = share if lo is None else lo
+                hi = share if hi is None else hi
+                path = _num(a.get("efficiency_path"))
+                row.update(
+                    share=share,
+                    lo=lo,
+                    hi=hi,
+                    path=path,
+                    x=round(x0 + share * (x1 - x0), 2),
+                    xlo=round(x0 + lo * (x1 - x0), 2),
+                    xhi=round(x0 + hi * (x1 - x0), 2),
+                    xpath=None if path is None else round(x0 + path * (x1 - x0), 2),
+                    text=f"{pct(share)} {interval(lo, hi)}",
+                    path_text=pct(path),
+                    transcripts=_int(a.get("transcripts")),
+                    calls=_int(a.get("calls")),
+                    envelope=_int(a.get("envelope")),
+                    used=_int(a.get("used")),
+                    used_path=_int(a.get("used_path")),
+                    per_run=spread(a.get("per_run"), pct),
+                    no_answer=_int(a.get("no_answer")),
+                    method=_shown(eff.get("method")),
+                    clusters=eff.get("clusters"),
+                )
+        rows.append(row)
+    height = 30 + 24 * max(1, len(rows))
+    ticks = [{"x": round(x0 + t * (x1 - x0), 2), "text": f"{t:.0%}"} for t in (0, 0.25, 0.5, 0.75, 1)]
+    return {"rows": rows, "height": height, "ticks": ticks, "width": ALLOC_WIDTH, "x0": x0, "x1": x1,
+            "any": any("share" in r for r in rows)}  # fmt: skip
+
+
+def _occupancy_bars(
+    arms: Mapping[str, Mapping[str, Any]], transcripts: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    """Per arm: the mean residual per family over its transcripts with token counts (means
+    stack, medians do not) against the arm's median final context, on one shared scale."""
+    sums: dict[str, dict[str, float]] = {}
+    counts: dict[str, int] = {}
+    for t in transcripts:
+        o = t.get("occupancy")
+        if t.get("status") != "classified" or not isinstance(o, Mapping):
+            continue
+        arm = str(t.get("arm"))
+        res = _mapping(o.get("residual"))
+        acc = sums.setdefault(arm, dict.fromkeys(FAMILIES, 0.0))
+        for f in FAMILIES:
+            acc[f] += _num(res.get(f)) or 0.0
+        counts[arm] = counts.get(arm, 0) + 1
+    rows: list[dict[str, Any]] = []
+    for name, agg in arms.items():
+        o = agg.get("occupancy")
+        row: dict[str, Any] = {"name": _shown(name), "short": _short(_shown(name), 16)}
+        if isinstance(o, Mapping) and counts.get(name):
+            n = counts[name]
+            means = {f: sums[name][f] / n for f in FAMILIES}
+            ctx = _num(_mapping(o.get("ctx_final")).get("median")) or 0.0
+            row.update(
+                n=n,
+                means=means,
+                total=sum(means.values()),
+                ctx=ctx,
+                ctx_text=tokens(ctx),
+                transcripts=_int(o.get("transcripts")),
+                ctx_final=spread(o.get("ctx_final")),
+                residual_tool=spread(o.get("residual_tool")),
+                residual_file_access=spread(o.get("residual_file_access")),
+                residual_retrieval=spread(o.get("residual_retrieval")),
+                share=spread(o.get("share"), pct),
+                ctx_base=tokens(o.get("ctx_base")),
+                data={
+                    **{k.replace("_", "-"): _num(_mapping(o.get(k)).get("median")) for k in OCC_MEDIANS},
+                    "ctx-base": _num(o.get("ctx_base")),
+                },
+            )
+        rows.append(row)
+    top = max((max(r["ctx"], r["total"]) for r in rows if "ctx" in r), default=0.0)
+    scale = OCC_WIDTH / top if top > 0 else 0.0
+    for r in rows:
+        if "ctx" not in r:
+            continue
+        x = 0.0
+        segs = []
+        for f in FAMILIES:
+            w = r["means"][f] * scale
+            segs.append(
+                {
+                    "family": f,
+                    "label": FAMILY_LABELS[f],
+                    "colour": FAMILY_COLOURS[f],
+                    "x": round(x, 2),
+                    "w": round(w, 2),
+                    "mean": r["means"][f],
+                    "text": tokens(r["means"][f]),
+                    "of_ctx": pct(r["means"][f] / r["ctx"]) if r["ctx"] else "–",
+                }
+            )
+            x += w
+        r["segments"] = segs
+        r["xctx"] = round(r["ctx"] * scale, 2)
+        r["xtotal"] = round(x, 2)
+    return {
+        "rows": rows,
+        "width": OCC_WIDTH,
+        "families": [{"key": f, "label": FAMILY_LABELS[f], "colour": FAMILY_COLOURS[f]} for f in FAMILIES],
+        "any": any("ctx" in r for r in rows),
+    }
+
+
+def _nice_extent(values: Iterable[float]) -> float:
+    """Half-width of the residual chart's axis in percent: 25, 50, 100, 200, ... above the widest."""
+    widest = max((abs(v) for v in values), default=0.0)
+    ext = 25.0
+    while ext < widest:
+        ext *= 2
+    return ext
+
+
+def _residual_chart(cmp: Any) -> dict[str, Any] | None:
+    """Arm a against arm b: per group the difference of median retrieval residual in percent
+    (a bar from zero), the mean over groups with its interval, the fixed overhead."""
+    if not isinstance(cmp, Mapping):
+        return None
+    r = _mapping(cmp.get("residual"))
+    groups = [g for g in _seq(r.get("groups")) if isinstance(g, Mapping)]
+    iv = r.get("interval") if isinstance(r.get("interval"), Mapping) else None
+    values = [v for g in groups if (v := _num(g.get("pct"))) is not None]
+    mean = _num(r.get("mean_pct"))
+    if mean is not None:
+        values.append(mean)
+    if iv:
+        values += [v for k in ("lo", "hi") if (v := _num(iv.get(k))) is not None]
+    ext = _nice_extent(values)
+    scale = RES_PLOT / (2 * ext)
+
+    def at(v: float) -> float:
+        return round(RES_PLOT / 2 + max(-ext, min(ext, v)) * scale, 2)
+
+    zero = at(0)
+    rows = []
+    for g in groups:
+        p = _num(g.get("pct"))
+        row: dict[str, Any] = {
+            "group": _shown(g.get("group")) or "(no group)",
+            "raw": _shown(g.get("group")),
+            "a": _num(g.get("a")),
+            "b": _num(g.get("b")),
+            "a_text": tokens(g.get("a")),
+            "b_text": tokens(g.get("b")),
+            "pct": p,
+            "direction": _shown(g.get("direction")) if g.get("direction") else None,
+        }
+        if p is not None:
+            x = at(p)
+            row.update(
+                x=min(zero, x),
+                w=round(abs(x - zero), 2),
+                colour=HIGHER if p > 0 else LOWER if p < 0 else NEUTRAL,
+                text=f"{p:+.0f}%",
+            )
+        rows.append(row)
+    mean_row = None
+    if mean is not None:
+        lo = _num(iv.get("lo")) if iv else None
+        hi = _num(iv.get("hi")) if iv else None
+        if lo is None or hi is None:
+            lo = hi = None
+        mean_row = {
+            "pct": mean,
+            "x": at(mean),
+            "xlo": None if lo is None else at(lo),
+            "xhi": None if hi is None else at(hi),
+            "lo": lo,
+            "hi": hi,
+            "text": f"{mean:+.0f}%" + ("" if lo is None or hi is None else f" [{lo:+.0f}%, {hi:+.0f}%]"),
+            "colour": HIGHER if mean > 0 else LOWER if mean < 0 else NEUTRAL,
+        }
+    alloc = cmp.get("allocation") if isinstance(cmp.get("allocation"), Mapping) else None
+    alloc_view = None
+    if alloc:
+        alloc_view = {
+            "a": pct(alloc.get("a")),
+            "b": pct(alloc.get("b")),
+            "diff": _num(alloc.get("diff")),
+            "lo": _num(alloc.get("lo")),
+            "hi": _num(alloc.get("hi")),
+            "text": f"{points(alloc.get('diff'))} [{points(alloc.get('lo'))}, {points(alloc.get('hi'))}]",
+        }
+    overhead = _num(r.get("fixed_overhead"))
+    ticks = [{"x": at(t), "text": f"{t:+.0f}%" if t else "0"} for t in (-ext, -ext / 2, 0, ext / 2, ext)]
+    return {
+        "a": _shown(cmp.get("a")),
+        "b": _shown(cmp.get("b")),
+        "rows": rows,
+        "mean": mean_row,
+        "direction": _shown(r.get("direction")) if r.get("direction") else None,
+        "agreeing": r.get("agreeing"),
+        "compared": r.get("compared"),
+        "overhead": overhead,
+        "overhead_text": "–" if overhead is None else f"{overhead:+,.0f} tokens",
+        "sentence": _residual_sentence(cmp.get("a"), cmp.get("b"), r) if mean is not None else None,
+        "allocation": alloc_view,
+        "width": RES_PLOT,
+        "zero": zero,
+        "ticks": ticks,
+    }
+
+
+def _residual_sentence(a: Any, b: Any, r: Mapping[str, Any]) -> str:
+    """The terminal's residual line, with the sign in words: "... 59% higher with A than with B"."""
+    a, b = _shown(a), _shown(b)
+    mean = _num(r.get("mean_pct")) or 0.0
+    direction = _shown(r.get("direction"))
+    if direction == "equal" or not mean:
+        text = f"retrieval residual equal with {a} and {b}"
+    else:
+        text = f"retrieval residual {abs(mean):.0f}% {direction} with {a} than with {b}"
+    compared = _int(r.get("compared"))
+    text += f", {_int(r.get('agreeing'))} of {compared} group{'s' if compared != 1 else ''}"
+    iv = _mapping(r.get("interval"))
+    lo, hi = _num(iv.get("lo")), _num(iv.get("hi"))
+    if lo is not None and hi is not None:
+        text += f" (mean over groups, 95% {lo:+.0f}% to {hi:+.0f}%)"
+    overhead = _num(r.get("fixed_overhead"))
+    if overhead is not None:
+        text += f"; fixed overhead {overhead:+,.0f} tokens"
+    return text
+
+
 def _short(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
@@ -258,6 +537,22 @@ def _comparison(cmp: Any) -> dict[str, Any] | None:
     }
 
 
+def _baseline_metrics(cmp: Mapping[str, Any]) -> list[str]:
+    """The arm's allocation efficiency and median retrieval residual, baseline -> now."""
+    out = []
+    a = _mapping(cmp.get("allocation"))
+    if _num(a.get("old")) is not None or _num(a.get("new")) is not None:
+        change = "" if _num(a.get("diff")) is None else f" ({points(a.get('diff'))} points)"
+        out.append(f"allocation efficiency {pct(a.get('old'))} → {pct(a.get('new'))}{change}")
+    r = _mapping(cmp.get("residual"))
+    if _num(r.get("old")) is not None or _num(r.get("new")) is not None:
+        growth = _num(r.get("growth"))
+        change = "" if growth is None else f" ({growth:+.0%})"
+        old, new = tokens(r.get("old")), tokens(r.get("new"))
+        out.append(f"median retrieval residual {old} → {new} tokens{change}")
+    return out
+
+
 def _baseline(base: Any) -> dict[str, Any] | None:
     if not isinstance(base, Mapping):
         return None
@@ -270,13 +565,37 @@ def _baseline(base: Any) -> dict[str, Any] | None:
                 "name": _shown(name),
                 "n_old": cmp.get("n_old"),
                 "n_new": cmp.get("n_new"),
+                "metrics": _baseline_metrics(cmp),
                 **_diff_rows(cmp.get("buckets") or {}, "old", "new"),
             }
         )
     return {"report": _shown(base.get("report")), "arms": arms}
 
 
-_OPS = {"min": "≥", "max": "≤", "min_calls": "≥", "max_drop": "≤"}
+_OPS = {"min": "≥", "max": "≤", "min_calls": "≥", "max_drop": "≤", "max_growth": "≤"}
+
+
+def _metric_gate(g: Mapping[str, Any], op: str, metric: str) -> tuple[str, str]:
+    """(option, what) of an allocation / residual gate, worded as the terminal words it."""
+    words, missing = METRIC_WORDS[metric]
+    stem = metric.replace("_", "-")
+    option = f"--max-{stem}-{op[4:]}" if op in ("max_drop", "max_growth") else f"--{op}-{stem}"
+    threshold = _num(g.get("threshold"))
+    th = "–" if threshold is None else f"{threshold:g}"
+    value, bound = _num(g.get("value")), _num(g.get("bound"))
+    if g.get("passed") is None:
+        side = " (here or in the baseline)" if op in ("max_drop", "max_growth") else ""
+        return option, f"{missing}{side}, so not a pass"
+    if op == "max_drop":
+        what = f"{words} fell by {'–' if value is None else f'{value:.3f}'} from the baseline"
+    elif op == "max_growth":
+        what = f"{words} grew by {'–' if value is None else f'{value:+.1%}'} from the baseline"
+        th += "" if threshold is None else f" ({threshold:.0%})"
+    else:
+        what = f"{words} {'–' if value is None else f'{value:.3f}'}"
+        if bound is not None:
+            what += f" ({'lower' if op == 'min' else 'upper'} 95% bound {bound:.3f})"
+    return option, f"{what} {_OPS.get(op, op)} {th}"
 
 
 def _gate(g: Mapping[str, Any]) -> dict[str, Any]:
@@ -288,7 +607,9 @@ def _gate(g: Mapping[str, Any]) -> dict[str, Any]:
     th = "–" if threshold is None else f"{threshold:g}"
     value, bound = _num(g.get("value")), _num(g.get("bound"))
     n = g.get("n")
-    if op == "min_calls":
+    if metric in METRIC_WORDS:
+        option, what = _metric_gate(g, op, metric)
+    elif op == "min_calls":
         option = "--explore-suff-min-calls"
         what = f"answered calls {n} {_OPS[op]} {th}"
     elif op == "max_drop":
@@ -306,16 +627,18 @@ def _gate(g: Mapping[str, Any]) -> dict[str, Any]:
         what += f" {_OPS.get(op, op)} {th}"
     if passed is None:
         state, text = "na", "not applicable"
-        where_calls = " in the baseline" if op == "max_drop" and n else ""
-        what = f"{metric} share: no answered explore calls{where_calls}, so not a pass"
+        if metric not in METRIC_WORDS:
+            where_calls = " in the baseline" if op == "max_drop" and n else ""
+            what = f"{metric} share: no answered explore calls{where_calls}, so not a pass"
     elif passed:
         state, text = "passed", "passed"
     else:
         state, text = "failed", "FAILED"
     return {
-        "option": option,
+        "option": _shown(option),
         "where": where,
-        "what": what,
+        "what": _shown(what),
+        "metric": _shown(metric),
         "state": state,
         "text": text,
         "n": n,
@@ -456,8 +779,17 @@ def _option_value(value: Any) -> str:
 
 #: Layout of the embedded drill-down data (arrays keep 10,000 transcripts compact):
 #: transcript = [path, arm, group, run, kind, status, reason, flags, answered, errored,
-#:               concurrent, warnings, files, lines, corrupt_lines, calls]
-#: call = [thread, query, files, bucket index (-1: unknown), next, named, truncated]
+#:               concurrent, warnings, files, lines, corrupt_lines, calls, allocation, occupancy]
+#: call = [thread, query, files, bucket index (-1: unknown), next, named, truncated, allocation]
+#: transcript allocation = the reason it has none (a string), or
+#:     [envelope, used, used_path, efficiency, efficiency_path, files_returned, files_used,
+#:      has_answer, [[path, chars, calls, via (0 uncited, 1 path, 2 symbol), symbol], ...]]
+#: call allocation = null (no returned-file section) or [efficiency, envelope, used, used_path,
+#:     files, files_used]
+#: occupancy = the reason it has none (a string), or
+#:     [ctx_final, ctx_base, chars_per_token, calibrated, dispersion (null: none), turns,
+#:      compactions, evicted, window, residual per family (FAMILIES order), contributed per
+#:      family, residual_file_access, residual_retrieval, share]
 T_FIELDS = (
     "path",
     "arm",
@@ -475,17 +807,93 @@ T_FIELDS = (
     "lines",
     "corrupt_lines",
     "calls",
+    "allocation",
+    "occupancy",
 )
-C_FIELDS = ("thread", "query", "files", "bucket", "next", "named", "truncated")
+C_FIELDS = ("thread", "query", "files", "bucket", "next", "named", "truncated", "allocation")
+_VIA = {"path": 1, "symbol": 2}
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _seq(value: Any) -> Sequence[Any]:
+    """A JSON array, or nothing: a malformed field draws as empty rather than failing the page."""
+    return value if isinstance(value, (list, tuple)) else ()
+
+
 def _int(value: Any) -> int:
     x = _num(value)
     return int(x) if x is not None else 0
+
+
+def _reason(value: Any, default: str) -> str:
+    return _shown(value) if value else default
+
+
+def _allocation_data(t: Mapping[str, Any]) -> tuple[Any, dict[str, list[Any]]]:
+    """(the transcript's allocation entry, per-call entries by call id)."""
+    a = t.get("allocation")
+    if not isinstance(a, Mapping):
+        return _reason(t.get("allocation_reason"), "no allocation figure"), {}
+    by_id: dict[str, list[Any]] = {}
+    for c in _seq(a.get("calls")):
+        if isinstance(c, Mapping):
+            by_id[str(c.get("id"))] = [
+                _num(c.get("efficiency")),
+                _int(c.get("envelope")),
+                _int(c.get("used")),
+                _int(c.get("used_path")),
+                _int(c.get("files")),
+                _int(c.get("files_used")),
+            ]
+    files = [
+        [
+            _shown(f.get("path")),
+            _int(f.get("chars")),
+            _int(f.get("calls")),
+            _VIA.get(str(f.get("via")), 0),
+            _shown(f.get("symbol")) if f.get("symbol") else "",
+        ]
+        for f in _seq(a.get("files"))
+        if isinstance(f, Mapping)
+    ]
+    entry = [
+        _int(a.get("envelope")),
+        _int(a.get("used")),
+        _int(a.get("used_path")),
+        _num(a.get("efficiency")),
+        _num(a.get("efficiency_path")),
+        _int(a.get("files_returned")),
+        _int(a.get("files_used")),
+        1 if a.get("has_answer") else 0,
+        files,
+    ]
+    return entry, by_id
+
+
+def _occupancy_data(t: Mapping[str, Any]) -> Any:
+    o = t.get("occupancy")
+    if not isinstance(o, Mapping):
+        return _reason(t.get("occupancy_reason"), "no occupancy figure")
+    res, con = _mapping(o.get("residual")), _mapping(o.get("contributed"))
+    return [
+        _int(o.get("ctx_final")),
+        _int(o.get("ctx_base")),
+        _num(o.get("chars_per_token")),
+        1 if o.get("calibrated") else 0,
+        _num(o.get("dispersion")),
+        _int(o.get("turns")),
+        _int(o.get("compactions")),
+        _int(o.get("evicted")),
+        _int(o.get("window")),
+        [_int(res.get(f)) for f in FAMILIES],
+        [_int(con.get(f)) for f in FAMILIES],
+        _int(o.get("residual_file_access")),
+        _int(o.get("residual_retrieval")),
+        _num(o.get("share")),
+    ]
 
 
 def drilldown_data(document: Mapping[str, Any]) -> dict[str, Any]:
@@ -494,6 +902,7 @@ def drilldown_data(document: Mapping[str, Any]) -> dict[str, Any]:
     for t in document.get("transcripts") or ():
         if not isinstance(t, Mapping):
             continue
+        alloc, by_id = _allocation_data(t)
         calls = []
         for c in t.get("calls") or ():
             if not isinstance(c, Mapping):
@@ -508,6 +917,7 @@ def drilldown_data(document: Mapping[str, Any]) -> dict[str, Any]:
                     _shown(c.get("next")),
                     1 if c.get("named") else 0,
                     1 if c.get("truncated") else 0,
+                    by_id.get(str(c.get("id"))),
                 ]
             )
         flags = [str(k) for k, v in sorted((t.get("flags") or {}).items()) if v]
@@ -530,6 +940,8 @@ def drilldown_data(document: Mapping[str, Any]) -> dict[str, Any]:
                 _int(t.get("lines")),
                 _int(t.get("corrupt_lines")),
                 calls,
+                alloc,
+                _occupancy_data(t),
             ]
         )
     ignored = [
@@ -547,6 +959,7 @@ def drilldown_data(document: Mapping[str, Any]) -> dict[str, Any]:
         ]
     return {
         "buckets": [{"key": b.key, "label": b.label} for b in BUCKETS],
+        "families": [{"key": f, "label": FAMILY_LABELS[f], "colour": FAMILY_COLOURS[f]} for f in FAMILIES],
         "transcripts": ts,
         "ignored": ignored,
         "not_run": not_run,
@@ -612,7 +1025,7 @@ def context(document: Mapping[str, Any]) -> dict[str, Any]:
     if pooled is not None and len(arms) > 1:
         figures.append(_figures("(pooled)", pooled, pooled=True))
     transcripts = [t for t in document.get("transcripts") or () if isinstance(t, Mapping)]
-    gates = [_gate(g) for g in document.get("gates") or () if isinstance(g, Mapping)]
+    gates = [_gate(g) for g in _seq(document.get("gates")) if isinstance(g, Mapping)]
     statuses: dict[str, int] = {}
     for t in transcripts:
         statuses[str(t.get("status"))] = statuses.get(str(t.get("status")), 0) + 1
@@ -636,6 +1049,12 @@ def context(document: Mapping[str, Any]) -> dict[str, Any]:
         "dot_width": DOT_WIDTH,
         "worst": _worst(heatmap),
         "comparison": _comparison(document.get("comparison")),
+        "allocation": _allocation_panel(arms),
+        "occupancy": _occupancy_bars(arms, transcripts),
+        "residual": _residual_chart(document.get("metrics_comparison")),
+        "alloc_colour": ALLOC_COLOUR,
+        "higher": HIGHER,
+        "lower": LOWER,
         "baseline": _baseline(document.get("baseline")),
         "gates": gates,
         "gates_summary": _gates_summary(gates),

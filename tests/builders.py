@@ -225,3 +225,21 @@ class Session:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("".join(json.dumps(e) + "\n" for e in self.lines), encoding="utf-8")
         return path
+
+
+def with_usage(run: Run, base: int, per_char: float = 0.45) -> Run:
+    """Give each model request (the first line of each assistant message) a prompt size:
+    ``base`` tokens, growing by ``per_char`` tokens for every character of tool output since
+    the previous request, as Claude Code's ``message.usage`` records it."""
+    ctx, added, seen = base, 0, set()
+    for e in run.events:
+        if e["type"] == "user":
+            added += sum(
+                len(b["content"]) for b in e["message"]["content"] if isinstance(b.get("content"), str)
+            )
+        elif e["type"] == "assistant":
+            if e["message"]["id"] not in seen:
+                seen.add(e["message"]["id"])
+                ctx, added = ctx + int(added * per_char), 0
+            e["message"]["usage"] = {"input_tokens": 3, "cache_read_input_tokens": ctx - 3}
+    return run

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import Run, allocation_run, no_explore_run, response, sufficient_run
+from builders import Run, allocation_run, no_explore_run, response, sufficient_run, with_usage
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DEFAULT_JSON = "explore-suff.json"  # where the plugin writes its report unless told
@@ -84,4 +84,45 @@ def hostile_campaign(root: Path) -> Path:
     bad.parent.mkdir(parents=True)
     bad.write_bytes(b"\x00\x01garbage\n")
     (root / "express" / "notes-<b>.jsonl").write_text('{"query": "x"}\n')
+    return root
+
+
+HOSTILE_FILE = "lib/<img src=x onerror=alert(5)>.js"
+
+
+def section(path: str, lines: int, defines: str) -> str:
+    """A returned-file section of an explore response whose header defines one name."""
+    return f"**`{path}`** {defines}(function)\n```js\n" + "x = 1;\n" * lines + "```\n"
+
+
+def metrics_campaign(root: Path) -> Path:
+    """Two arms over three repositories, with token counts: the tool arm returns a file the
+    answer cites by path, one it credits through a symbol and one it never names; the other
+    arm reads, greps and lists. One tool run has no usage (occupancy null, allocation kept)."""
+
+    def with_run(i: int, n: int, usage: bool = True) -> Run:
+        r = Run(f"w{i}")
+        r.step(
+            r.explore("how does send work"),
+            section("lib/response.js", n, "send") + section("lib/utils.js", n // 2, "compileETag")
+            + "\n> explore again if this is not enough",
+        )  # fmt: skip
+        r.step(r.use("Read", file_path="/t/lib/request.js"), "y" * 900)
+        r.step(r.explore("etag"), section("lib/etag.js", n // 3, "etag") + section(HOSTILE_FILE, 4, "boom"))
+        r.finish("The answer is in lib/response.js:126; `compileETag` computes the tag.")
+        return with_usage(r, 9000 + 100 * i) if usage else r
+
+    def without_run(i: int, n: int) -> Run:
+        r = Run(f"o{i}")
+        r.step(r.use("Grep", pattern="send"), "lib/response.js:12: send\n" * 40)
+        r.step(r.use("Read", file_path="/t/lib/response.js"), "z" * (n * 7))
+        r.step(r.use("Bash", command="ls"), "a\n" * 300)
+        r.finish("lib/response.js")
+        return with_usage(r, 6000 + 50 * i)
+
+    for g, n in (("express", 300), ("flask", 500), ("koa", 200)):
+        for k in (1, 2):
+            with_run(k, n).write(root / g / f"run{k}" / "run-headless-with.jsonl")
+            without_run(k, n).write(root / g / f"run{k}" / "run-headless-without.jsonl")
+    with_run(3, 100, usage=False).write(root / "koa" / "run3" / "run-headless-with.jsonl")
     return root

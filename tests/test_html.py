@@ -15,16 +15,20 @@ import pytest
 from helpers import (
     COMMENT_Q,
     EXAMPLES,
+    HOSTILE_FILE,
     HOSTILE_GROUP,
     IMG_Q,
     SCRIPT_Q,
     RunCampaign,
     hostile_campaign,
+    metrics_campaign,
     run_plugin,
 )
 
 from pytest_explore_suff.buckets import KEYS
-from pytest_explore_suff.html import main, render_html, script_json, write_html_atomic
+from pytest_explore_suff.gates import Gate, evaluate_baseline_metrics, evaluate_metrics
+from pytest_explore_suff.html import T_FIELDS, main, render_html, script_json, write_html_atomic
+from pytest_explore_suff.occupancy import FAMILIES
 
 EXAMPLE = EXAMPLES / "new-vs-baseline"
 
@@ -39,6 +43,17 @@ def _hostile(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 @pytest.fixture(scope="module")
 def _example(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return run_plugin(tmp_path_factory.mktemp("example"), EXAMPLE, "--min-sufficient=0.4")
+
+
+@pytest.fixture(scope="module")
+def _metrics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("metrics")
+    return run_plugin(work, metrics_campaign(work / "camp"))
+
+
+@pytest.fixture
+def metrics_doc(_metrics: dict[str, Any]) -> dict[str, Any]:
+    return copy.deepcopy(_metrics)
 
 
 @pytest.fixture
@@ -122,7 +137,7 @@ def test_hostile_queries_and_names_appear_only_escaped(hostile_doc: dict[str, An
     assert not [a for _, a in parsed.tags if any(k.startswith("on") for k in a)]
     # The embedded data still holds the exact strings, for the page to show as text.
     data = parsed.data()
-    queries = {c[1] for t in data["transcripts"] for c in t[-1]}
+    queries = {c[1] for t in data["transcripts"] for c in t[T_FIELDS.index("calls")]}
     assert {SCRIPT_Q, IMG_Q, COMMENT_Q} <= queries
     assert HOSTILE_GROUP in {t[2] for t in data["transcripts"]}
 
@@ -258,6 +273,12 @@ def test_baseline_changes_are_charted(
     page = render_html(doc)
     assert 'id="baseline"' in page
     assert len(re.findall(r'data-kind="baseline"', page)) == len(doc["baseline"]["arms"])
+    for cmp in doc["baseline"]["arms"].values():  # the other two metrics, baseline -> now
+        a = cmp["allocation"]
+        assert (
+            f"allocation efficiency {a['old']:.0%} → {a['new']:.0%} ({round(a['diff'] * 100):+d} points)"
+            in page
+        )
     assert re.findall(r'<li class="gate" data-state="(\w+)">', page) == ["passed", "passed"]
 
 
@@ -287,7 +308,7 @@ def test_control_characters_are_shown_escaped() -> None:
     }
     page = render_html(doc)
     assert "\x1b" not in page and "\u202e" not in page and "\x07" not in page
-    assert Page(page).data()["transcripts"][0][-1][0][1] == "q\\x07"
+    assert Page(page).data()["transcripts"][0][T_FIELDS.index("calls")][0][1] == "q\\x07"
 
 
 def test_write_html_atomic_and_the_command_line(tmp_path: Path, example_doc: dict[str, Any]) -> None:
@@ -370,3 +391,241 @@ def test_pytest_html_gets_the_per_arm_summary(pytester: pytest.Pytester) -> None
     page = (pytester.path / "ph.html").read_text(encoding="utf-8")
     assert "Explore sufficiency" in page
     assert "headless-with" in page and "moved on / answered" in page
+
+
+# -- allocation efficiency and residual context occupancy (#19) ---------------------------------------
+
+
+def attrs(page: str, tag: str, cls: str) -> list[dict[str, str | None]]:
+    """The attributes of every ``tag`` element whose class list holds ``cls``."""
+    return [a for t, a in Page(page).tags if t == tag and cls in (a.get("class") or "").split()]
+
+
+def test_metrics_campaign_has_both_metrics(metrics_doc: dict[str, Any]) -> None:
+    """The fixture is what the metric tests need: both metrics, every credit kind, a null of each."""
+    arms = metrics_doc["arms"]
+    assert arms["headless-with"]["allocation"] and arms["headless-with"]["occupancy"]
+    assert arms["headless-without"]["allocation"] is None and arms["headless-without"]["occupancy"]
+    vias = {f["via"] for t in metrics_doc["transcripts"] if t["allocation"] for f in t["allocation"]["files"]}
+    assert vias == {"path", "symbol", None}
+    assert any(t["occupancy"] is None and t["allocation"] for t in metrics_doc["transcripts"])
+    assert metrics_doc["metrics_comparison"]["residual"]["compared"] == 3
+
+
+def test_allocation_numbers_in_the_page_equal_the_json(metrics_doc: dict[str, Any]) -> None:
+    page = render_html(metrics_doc)
+    rows = {a["data-arm"]: a for a in attrs(page, "tr", "alloc-row")}
+    assert set(rows) == set(metrics_doc["arms"])
+    a = metrics_doc["arms"]["headless-with"]["allocation"]
+    row = rows["headless-with"]
+    assert float(row["data-share"] or "") == a["efficiency"]["share"]
+    assert float(row["data-path"] or "") == a["efficiency_path"]
+    assert (row["data-envelope"], row["data-used"], row["data-used-path"], row["data-calls"]) == (
+        str(a["envelope"]), str(a["used"]), str(a["used_path"]), str(a["calls"]))  # fmt: skip
+    eff = a["efficiency"]
+    text = f"{eff['share']:.0%} [{eff['lo'] * 100:.0f}–{eff['hi'] * 100:.0f}]"
+    m = re.search(r'<tr class="alloc-row" data-arm="headless-with".*?</tr>', page, re.S)
+    assert m
+    assert f'<td class="num eff">{text}</td>' in m[0]
+    assert f'<td class="num eff-path">{a["efficiency_path"]:.0%}</td>' in m[0]
+    assert f"{a['used']:,} / {a['envelope']:,}" in m[0]
+    per_run = a["per_run"]
+    assert f"{per_run['median']:.0%} [{per_run['min']:.0%}–{per_run['max']:.0%}]" in m[0]
+    (dot,) = [d for d in attrs(page, "g", "alloc-dot") if d["data-arm"] == "headless-with"]
+    assert (float(dot["data-lo"] or ""), float(dot["data-hi"] or "")) == (eff["lo"], eff["hi"])
+    # The arm without explore calls says why it has no figure.
+    assert rows["headless-without"]["class"] == "alloc-row none"
+    assert "no allocation figure: no explore response with a returned-file section" in page
+
+
+def test_occupancy_numbers_in_the_page_equal_the_json(metrics_doc: dict[str, Any]) -> None:
+    page = render_html(metrics_doc)
+    rows = {a["data-arm"]: a for a in attrs(page, "tr", "occ-row")}
+    for arm, agg in metrics_doc["arms"].items():
+        o, row = agg["occupancy"], rows[arm]
+        for key in ("ctx_final", "residual_tool", "residual_file_access", "residual_retrieval", "share"):
+            assert float(row[f"data-{key.replace('_', '-')}"] or "") == o[key]["median"]
+        assert float(row["data-ctx-base"] or "") == o["ctx_base"]
+        m = re.search(rf'<tr class="occ-row" data-arm="{arm}".*?</tr>', page, re.S)
+        assert m
+        rt = o["residual_retrieval"]
+        assert f"{rt['median']:,.0f} [{rt['min']:,.0f}–{rt['max']:,.0f}]" in m[0]
+        # The stacked bar: each family's mean residual over the arm's records with token counts.
+        recs = [t["occupancy"] for t in metrics_doc["transcripts"] if t["arm"] == arm and t["occupancy"]]
+        (bar,) = [b for b in attrs(page, "g", "occ-bar") if b["data-arm"] == arm]
+        assert int(bar["data-n"] or "") == len(recs) == o["transcripts"]
+        assert float(bar["data-ctx"] or "") == o["ctx_final"]["median"]
+        segs = re.search(rf'<g class="occ-bar" data-arm="{arm}".*?</g>', page, re.S)
+        assert segs
+        found = dict(re.findall(r'data-family="(\w+)" data-mean="([^"]*)"', segs[0]))
+        expected = {f: sum(r["residual"][f] for r in recs) / len(recs) for f in FAMILIES}
+        assert {f: float(v) for f, v in found.items()} == {f: v for f, v in expected.items() if v > 0}
+    assert "means add up, medians do not" in page  # the page says which aggregate the bars draw
+
+
+def test_the_residual_chart_equals_the_metrics_comparison(metrics_doc: dict[str, Any]) -> None:
+    page = render_html(metrics_doc)
+    r = metrics_doc["metrics_comparison"]["residual"]
+    rows = attrs(page, "tr", "res-row")
+    assert [(x["data-group"], float(x["data-a"] or ""), float(x["data-b"] or ""), float(x["data-pct"] or ""))
+            for x in rows] == [(g["group"], g["a"], g["b"], g["pct"]) for g in r["groups"]]  # fmt: skip
+    for g in r["groups"]:
+        assert f'<td class="num mono">{g["pct"]:+.0f}%</td>' in page
+    (mean,) = attrs(page, "tr", "res-mean")
+    assert float(mean["data-pct"] or "") == r["mean_pct"]
+    assert (float(mean["data-lo"] or ""), float(mean["data-hi"] or "")) == (
+        r["interval"]["lo"],
+        r["interval"]["hi"],
+    )
+    sentence = re.search(
+        r'<p class="finding" id="residual-sentence" data-direction="(\w+)">(.*?)</p>', page, re.S
+    )
+    assert sentence and sentence[1] == r["direction"] == "higher"
+    assert (
+        f"retrieval residual {abs(r['mean_pct']):.0f}% higher with headless-with than with headless-without"
+        in sentence[2]
+    )
+    (overhead,) = [a for t, a in Page(page).tags if a.get("id") == "fixed-overhead"]
+    assert float(overhead["data-tokens"] or "") == r["fixed_overhead"]
+    assert f"{r['fixed_overhead']:+,.0f} tokens" in page
+
+
+def test_a_lower_residual_reads_lower(metrics_doc: dict[str, Any]) -> None:
+    """The sign in words, never a bare number: a tool arm that holds less says lower."""
+    r = metrics_doc["metrics_comparison"]["residual"]
+    for g in r["groups"]:
+        g["a"], g["b"], g["pct"], g["direction"] = g["b"], g["a"], -g["pct"] / 2, "lower"
+    r["mean_pct"], r["direction"] = -r["mean_pct"] / 2, "lower"
+    r["interval"] = {"lo": r["mean_pct"] - 5, "hi": r["mean_pct"] + 5}
+    r["fixed_overhead"] = -r["fixed_overhead"]
+    page = render_html(metrics_doc)
+    sentence = re.search(r'id="residual-sentence" data-direction="lower">(.*?)</p>', page, re.S)
+    assert sentence and "higher" not in sentence[1]
+    assert f"retrieval residual {abs(r['mean_pct']):.0f}% lower with headless-with" in sentence[1]
+    assert f"{r['fixed_overhead']:+,.0f} tokens" in page and "-3,075" in page
+    assert re.findall(r'<td class="verdict">\s*lower\s*</td>', page)
+
+
+def test_the_drill_down_carries_each_call_and_file_and_the_occupancy(metrics_doc: dict[str, Any]) -> None:
+    page = render_html(metrics_doc)
+    data = Page(page).data()
+    ci, ai, oi = T_FIELDS.index("calls"), T_FIELDS.index("allocation"), T_FIELDS.index("occupancy")
+    by_path = {t[0]: t for t in data["transcripts"]}
+    assert [f["key"] for f in data["families"]] == list(FAMILIES)
+    for rec in metrics_doc["transcripts"]:
+        t = by_path[rec["path"]]
+        a = rec["allocation"]
+        if a is None:
+            assert t[ai] == rec["allocation_reason"]
+            assert all(c[7] is None for c in t[ci])
+        else:
+            assert t[ai][:8] == [a["envelope"], a["used"], a["used_path"], a["efficiency"],
+                                 a["efficiency_path"], a["files_returned"], a["files_used"],
+                                 1 if a["has_answer"] else 0]  # fmt: skip
+            via = {None: 0, "path": 1, "symbol": 2}
+            assert t[ai][8] == [[f["path"], f["chars"], f["calls"], via[f["via"]], f["symbol"] or ""]
+                                for f in a["files"]]  # fmt: skip
+            per_call = {c["id"]: c for c in a["calls"]}
+            for call, row in zip(rec["calls"], t[ci], strict=True):
+                c = per_call[call["id"]]
+                assert row[7] == [c["efficiency"], c["envelope"], c["used"], c["used_path"], c["files"],
+                                  c["files_used"]]  # fmt: skip
+        o = rec["occupancy"]
+        if o is None:
+            assert t[oi] == rec["occupancy_reason"] != ""
+        else:
+            head = ["ctx_final", "ctx_base", "chars_per_token", "calibrated", "dispersion", "turns",
+                    "compactions", "evicted", "window"]  # fmt: skip
+            assert t[oi][:9] == [int(o[k]) if k == "calibrated" else o[k] for k in head]
+            assert t[oi][9] == [o["residual"][f] for f in FAMILIES]
+            assert t[oi][10] == [o["contributed"][f] for f in FAMILIES]
+            assert t[oi][11:] == [o["residual_file_access"], o["residual_retrieval"], o["share"]]
+    # A returned path with markup in it is data for textContent, never markup in the page.
+    assert HOSTILE_FILE not in page
+    assert not [a for _, a in Page(page).tags if any(k.startswith("on") for k in a)]
+    assert HOSTILE_FILE in {f[0] for t in data["transcripts"] if isinstance(t[ai], list) for f in t[ai][8]}
+
+
+def test_null_metrics_render_their_reason(example_doc: dict[str, Any]) -> None:
+    """The example has no token counts: every arm and transcript says so, nothing reads as zero."""
+    page = render_html(example_doc)
+    assert all(a["class"] == "occ-row none" for a in attrs(page, "tr", "occ-row"))
+    assert "no occupancy figure: no transcript of this arm records token counts" in page
+    assert 'id="residual-none"' in page and "no figure (an arm without token counts)" in page
+    data = Page(page).data()
+    oi = T_FIELDS.index("occupancy")
+    reasons = {t[oi] for t in data["transcripts"]}
+    assert reasons == {t["occupancy_reason"] for t in example_doc["transcripts"]}
+    assert all(isinstance(r, str) and r for r in reasons)
+    # The allocation difference of the arm pair is there all the same.
+    alloc = example_doc["metrics_comparison"]["allocation"]
+    (line,) = [a for t, a in Page(page).tags if a.get("id") == "allocation-diff"]
+    assert float(line["data-diff"] or "") == alloc["diff"]
+    # A document from before #19 (no metrics at all) still renders, without the arm-pair chart.
+    old = copy.deepcopy(example_doc)
+    old.pop("metrics_comparison")
+    for agg in old["arms"].values():
+        agg.pop("allocation"), agg.pop("occupancy")
+    for t in old["transcripts"]:
+        for k in ("allocation", "allocation_reason", "occupancy", "occupancy_reason"):
+            t.pop(k)
+    page = render_html(old)
+    assert 'id="residual"' not in page and "no allocation figure" in page
+    assert {t[oi] for t in Page(page).data()["transcripts"]} == {"no occupancy figure"}
+
+
+def test_metric_gates_are_worded(metrics_doc: dict[str, Any]) -> None:
+    arms = metrics_doc["arms"]
+    outcomes = evaluate_metrics(
+        [Gate("allocation", "min", 0.9), Gate("residual_share", "max", 0.5),
+         Gate("allocation", "min", 0.5, arm="headless-without")],
+        arms, on="bound",
+    )  # fmt: skip
+    changes = {"headless-with": {"allocation": {"diff": -0.05}, "residual": {"growth": 0.25}}}
+    outcomes += evaluate_baseline_metrics(
+        [Gate("allocation", "max_drop", 0.1), Gate("residual", "max_growth", 0.2)], changes, arms
+    )
+    metrics_doc["gates"] = [o.to_dict() for o in outcomes]
+    page = render_html(metrics_doc)
+    states = re.findall(r'<li class="gate" data-state="(\w+)">', page)
+    assert states == ["na" if o.passed is None else ("passed" if o.passed else "failed") for o in outcomes]
+    items = [strip_tags(li) for li in re.findall(r'<li class="gate".*?</li>', page, re.S)]
+    eff = arms["headless-with"]["allocation"]["efficiency"]
+    assert any(
+        i.startswith("✗ FAILED") and "--min-allocation" in i
+        and f"allocation efficiency {eff['share']:.3f} (lower 95% bound {eff['lo']:.3f}) ≥ 0.9" in i
+        for i in items
+    )  # fmt: skip
+    assert any("--max-residual-share" in i and "median retrieval residual share of the final context" in i
+               and "≤ 0.5" in i for i in items)  # fmt: skip
+    assert any("arm headless-without" in i and "not applicable" in i and "no allocation figure" in i
+               for i in items)  # fmt: skip
+    assert any("--max-allocation-drop" in i and "fell by 0.050 from the baseline ≤ 0.1" in i for i in items)
+    assert any("--max-residual-growth" in i and "grew by +25.0% from the baseline ≤ 0.2 (20%)" in i
+               and "FAILED" in i for i in items)  # fmt: skip
+    assert "residual_share share" not in page and "allocation share" not in page
+
+
+@pytest.mark.parametrize(
+    "path, junk",
+    [
+        (("metrics_comparison", "residual", "groups"), 3),
+        (("metrics_comparison", "residual", "interval"), {"lo": 1.0, "hi": "x"}),
+        (("metrics_comparison", "residual", "mean_pct"), float("nan")),
+        (("arms", "headless-with", "occupancy", "ctx_final"), 7),
+        (("arms", "headless-with", "allocation", "efficiency"), None),
+        (("transcripts", 0, "allocation", "calls"), 1.5),
+        (("transcripts", 0, "allocation", "files"), {"path": "x"}),
+        (("transcripts", 0, "occupancy", "residual"), "x"),
+        (("gates",), 1),
+    ],
+)
+def test_a_malformed_metric_field_draws_empty_not_a_crash(
+    metrics_doc: dict[str, Any], path: tuple[Any, ...], junk: Any
+) -> None:
+    cur: Any = metrics_doc
+    for k in path[:-1]:
+        cur = cur[k]
+    cur[path[-1]] = junk
+    page = render_html(metrics_doc)
+    assert 'id="metrics"' in page and Page(page).data()["transcripts"]

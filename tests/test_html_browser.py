@@ -16,7 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import EXAMPLES, HOSTILE_GROUP, IMG_Q, SCRIPT_Q, hostile_campaign, run_plugin
+from helpers import (
+    EXAMPLES,
+    HOSTILE_FILE,
+    HOSTILE_GROUP,
+    IMG_Q,
+    SCRIPT_Q,
+    hostile_campaign,
+    metrics_campaign,
+    run_plugin,
+)
 
 from pytest_explore_suff.buckets import KEYS
 from pytest_explore_suff.html import write_html_atomic
@@ -78,6 +87,12 @@ def example_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def hostile_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("hostile")
     return run_plugin(work, hostile_campaign(work / "camp"), "--min-sufficient=0.5")
+
+
+@pytest.fixture(scope="module")
+def metrics_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("metrics")
+    return run_plugin(work, metrics_campaign(work / "camp"))
 
 
 def load(driver: Any, document: dict[str, Any], path: Path) -> None:
@@ -235,3 +250,57 @@ def test_a_screenshot_of_the_report(driver: Any, example_doc: dict[str, Any], tm
     assert driver.save_screenshot(str(out))
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     (tmp_path / "report.json").write_text(json.dumps(example_doc))
+
+
+def test_the_metric_panels_and_drill_down_render_without_console_errors(
+    driver: Any, metrics_doc: dict[str, Any], tmp_path: Path
+) -> None:
+    load(driver, metrics_doc, tmp_path / "metrics.html")
+    assert severe(driver) == []
+    for arm, agg in metrics_doc["arms"].items():
+        row = driver.find_element("css selector", f'tr.occ-row[data-arm="{arm}"]')
+        assert float(row.get_attribute("data-ctx-final")) == agg["occupancy"]["ctx_final"]["median"]
+        bar = driver.find_element("css selector", f'g.occ-bar[data-arm="{arm}"]')
+        assert bar.find_elements("css selector", "rect.occ-seg")  # the stacked bar has segments
+    alloc = metrics_doc["arms"]["headless-with"]["allocation"]
+    cell = driver.find_element("css selector", 'tr.alloc-row[data-arm="headless-with"] td.eff')
+    assert cell.text.startswith(f"{alloc['efficiency']['share']:.0%}")
+    sentence = driver.find_element("id", "residual-sentence").text
+    assert "higher with headless-with than with headless-without" in sentence
+    # Every call, with its allocation; every transcript with its files and occupancy.
+    set_misses(driver, False)
+    select(driver, "f-status", "")
+    shown = rows(driver)
+    recs = {t["path"]: t for t in metrics_doc["transcripts"]}
+    assert len(shown) == sum(len(t["calls"]) for t in recs.values())
+    for body in driver.find_elements("css selector", "tbody.transcript"):
+        rec = recs[body.get_attribute("data-path")]
+        text = body.find_element("css selector", "tr.metrics").text
+        if rec["occupancy"] is None:
+            assert f"occupancy: none ({rec['occupancy_reason']})" in text
+        else:
+            assert f"final context {rec['occupancy']['ctx_final']:,} tokens" in text
+        a = rec["allocation"]
+        if a is None:
+            assert f"allocation: none ({rec['allocation_reason']})" in text
+            continue
+        files = body.find_elements("css selector", "table.files tr.file")
+        assert [f.get_attribute("data-via") for f in files] == [x["via"] or "uncited" for x in a["files"]]
+        assert [f.find_element("css selector", "td.mono").text for f in files] == [
+            x["path"] for x in a["files"]
+        ]
+        symbols = [f.text for f in body.find_elements("css selector", "table.files .via.symbol code")]
+        assert symbols == [x["symbol"] for x in a["files"] if x["via"] == "symbol"]
+        per_call = {c["id"]: c for c in a["calls"]}
+        cells = [td.text for td in body.find_elements("css selector", "tr.call td.alloc")]
+        expected = [per_call[c["id"]] for c in rec["calls"]]
+        assert [c.splitlines()[0] for c in cells] == [
+            f"{round(c['efficiency'] * 100)}% of {c['envelope']:,} chars" for c in expected
+        ]
+    assert HOSTILE_FILE in driver.find_element("id", "calls-table").text  # shown as text
+    assert driver.execute_script("return document.querySelectorAll('img, [onerror]').length") == 0
+    # Re-filtering rebuilds the list (the files tables nested in it included) without an error.
+    select(driver, "f-arm", "headless-with")
+    select(driver, "f-arm", "")
+    assert len(rows(driver)) == len(shown)
+    assert severe(driver) == []

@@ -6,10 +6,14 @@
   var BUCKETS = DATA.buckets;
   var T = DATA.transcripts;
   // transcript: [path, arm, group, run, kind, status, reason, flags, answered, errored,
-  //              concurrent, warnings, files, lines, corrupt_lines, calls]
-  // call: [thread, query, files, bucket index, next, named, truncated]
+  //              concurrent, warnings, files, lines, corrupt_lines, calls, allocation, occupancy]
+  // call: [thread, query, files, bucket index, next, named, truncated, allocation]
+  // (the layouts of allocation and occupancy are described in html.py: a string is the reason
+  // the transcript has no such figure)
   var PATH = 0, ARM = 1, GROUP = 2, RUN = 3, KIND = 4, STATUS = 5, REASON = 6, FLAGS = 7,
-      ANSWERED = 8, ERRORED = 9, CONCURRENT = 10, WARNINGS = 11, FILES = 12, CORRUPT = 14, CALLS = 15;
+      ANSWERED = 8, ERRORED = 9, CONCURRENT = 10, WARNINGS = 11, FILES = 12, CORRUPT = 14, CALLS = 15,
+      ALLOC = 16, OCC = 17, COLS = 8;
+  var FAMILIES = DATA.families;
   var SUFFICIENT = -1;
   BUCKETS.forEach(function (b, i) { if (b.key === "sufficient") { SUFFICIENT = i; } });
   var PAGE_CALLS = 200, PAGE_ROWS = 200;
@@ -31,6 +35,8 @@
     T.forEach(function (t) { if (!(t[index] in seen)) { seen[t[index]] = true; out.push(t[index]); } });
     return out.sort();
   }
+  function pct(x) { return x === null || x === undefined ? "–" : Math.round(x * 100) + "%"; }
+  function num(x) { return x === null || x === undefined ? "–" : Math.round(x).toLocaleString("en-US"); }
   function swatch(i) {
     var key = BUCKETS[i] ? BUCKETS[i].key : "unknown";
     return el("i", "sw b-" + key);
@@ -78,7 +84,7 @@
 
   function header(t) {
     var tr = el("tr", "thead"), td = el("td");
-    td.colSpan = 7;
+    td.colSpan = COLS;
     td.appendChild(el("span", "path mono", t[PATH]));
     var st = el("span", "status " + t[STATUS], t[STATUS]);
     td.appendChild(st);
@@ -115,10 +121,114 @@
     chip.appendChild(el("span", null, BUCKETS[c[3]] ? BUCKETS[c[3]].label : "?"));
     b.appendChild(chip);
     tr.appendChild(b);
+    var al = el("td", "alloc"), a = c[7];
+    if (a) {
+      // [efficiency, envelope, used, used_path, files, files_used]
+      al.appendChild(el("span", "eff", pct(a[0]) + " of " + num(a[1]) + " chars"));
+      al.appendChild(el("span", "sub", a[5] + " of " + a[4] + " files cited"));
+      if (a[3] !== a[2]) { al.appendChild(el("span", "sub", "path alone " + pct(a[1] ? a[3] / a[1] : 0))); }
+    } else {
+      al.appendChild(el("span", "sub", "no returned-file section"));
+    }
+    tr.appendChild(al);
     var fl = el("td");
     if (c[5]) { fl.appendChild(el("span", "flag", "named")); }
     if (c[6]) { fl.appendChild(el("span", "flag", "truncated")); }
     tr.appendChild(fl);
+    return tr;
+  }
+
+  function viaChip(f) {
+    // [path, chars, calls, via (0 uncited, 1 path, 2 symbol), symbol]
+    if (f[3] === 1) { return el("span", "via path", "path"); }
+    if (f[3] === 2) {
+      var s = el("span", "via symbol", "symbol ");
+      s.appendChild(el("code", null, f[4]));
+      return s;
+    }
+    return el("span", "via uncited", "uncited");
+  }
+
+  function allocationBlock(a) {
+    var box = el("div", "alloc-box");
+    if (typeof a === "string") {
+      var line = el("span", "mline");
+      line.appendChild(el("b", null, "allocation: "));
+      line.appendChild(el("span", "reason", "none (" + a + ")"));
+      box.appendChild(line);
+      return box;
+    }
+    // [envelope, used, used_path, efficiency, efficiency_path, files_returned, files_used, has_answer, files]
+    var d = el("details", "files-box"), sum = el("summary");
+    d.open = a[8].length <= 6;
+    sum.appendChild(el("b", null, "allocation: "));
+    sum.appendChild(el("span", "alloc-eff", pct(a[3])));
+    sum.appendChild(el("span", null, " of " + num(a[0]) + " chars on cited files (" + num(a[1]) + " used; path alone " +
+      pct(a[4]) + ", " + num(a[2]) + "); " + a[6] + " of " + a[5] + " returned files cited" +
+      (a[7] ? "" : "; no final answer text, so every file counts as uncited")));
+    d.appendChild(sum);
+    var tbl = el("table", "files"), head = el("tr");
+    ["returned file", "chars", "calls", "credited"].forEach(function (h, i) { head.appendChild(el("th", i === 1 || i === 2 ? "num" : null, h)); });
+    var thead = el("thead");
+    thead.appendChild(head);
+    tbl.appendChild(thead);
+    var body = el("tbody");
+    a[8].forEach(function (f) {
+      var tr = el("tr", "file");
+      tr.setAttribute("data-via", f[3] === 1 ? "path" : (f[3] === 2 ? "symbol" : "uncited"));
+      tr.appendChild(el("td", "mono", f[0]));
+      tr.appendChild(el("td", "num", num(f[1])));
+      tr.appendChild(el("td", "num", f[2]));
+      var v = el("td");
+      v.appendChild(viaChip(f));
+      tr.appendChild(v);
+      body.appendChild(tr);
+    });
+    tbl.appendChild(body);
+    d.appendChild(tbl);
+    box.appendChild(d);
+    return box;
+  }
+
+  function occupancyBlock(o) {
+    var box = el("div", "occ-box"), line = el("span", "mline occ-line");
+    line.appendChild(el("b", null, "occupancy: "));
+    box.appendChild(line);
+    if (typeof o === "string") {
+      line.appendChild(el("span", "reason", "none (" + o + ")"));
+      return box;
+    }
+    // [ctx_final, ctx_base, cpt, calibrated, dispersion, turns, compactions, evicted, window,
+    //  residual[5], contributed[5], residual_file_access, residual_retrieval, share]
+    line.appendChild(el("span", "occ-final", "final context " + num(o[0]) + " tokens"));
+    line.appendChild(el("span", null, " (base " + num(o[1]) + ", window " + num(o[8]) + "); retrieval residual "));
+    line.appendChild(el("span", "occ-retrieval", num(o[12])));
+    line.appendChild(el("span", null, " = " + pct(o[13]) + " of it (tool " + num(o[9][0]) +
+      ", file access " + num(o[11]) + "); " + o[5] + " requests, " + o[6] + " compaction" +
+      (o[6] === 1 ? "" : "s") + ", " + num(o[7]) + " tokens evicted; " +
+      (o[2] === null ? "–" : o[2].toFixed(2)) + " chars/token" + (o[3] ? "" : " (not calibrated: the default)") +
+      (o[4] === null ? "" : ", error bar " + (o[4] * 100).toFixed(1) + "%")));
+    var fam = el("span", "mline occ-families");
+    fam.appendChild(el("span", "sub", "still held / contributed, tokens: "));
+    FAMILIES.forEach(function (f, i) {
+      var s = el("span", "fam");
+      s.setAttribute("data-family", f.key);
+      var sw = el("i", "sw");
+      sw.style.background = f.colour;
+      s.appendChild(sw);
+      s.appendChild(el("span", null, f.label + " " + num(o[9][i]) + " / " + num(o[10][i])));
+      fam.appendChild(s);
+    });
+    box.appendChild(fam);
+    return box;
+  }
+
+  function metricsRow(t) {
+    var tr = el("tr", "metrics"), td = el("td");
+    td.colSpan = COLS;
+    td.appendChild(allocationBlock(t[ALLOC]));
+    td.appendChild(occupancyBlock(t[OCC]));
+    tr.appendChild(td);
     return tr;
   }
 
@@ -131,9 +241,10 @@
       body.setAttribute("data-group", t[GROUP]);
       body.setAttribute("data-path", t[PATH]);
       body.appendChild(header(t));
+      body.appendChild(metricsRow(t));
       if (t[CALLS].length === 0) {
         var tr = el("tr", "nocalls"), td = el("td", "empty-note", "no explore calls");
-        td.colSpan = 7;
+        td.colSpan = COLS;
         tr.appendChild(td);
         body.appendChild(tr);
       }
@@ -150,7 +261,7 @@
   function update() {
     matched = filter();
     shown = 0;
-    var bodies = table.querySelectorAll("tbody");
+    var bodies = table.querySelectorAll("tbody.transcript");
     for (var i = 0; i < bodies.length; i++) { table.removeChild(bodies[i]); }
     var n = 0;
     matched.forEach(function (m) { n += m[1].length; });
