@@ -46,6 +46,11 @@ class _Gap:
         self.compacted = False
         self.results: list[tuple[str, int]] = []  # (tool_use id, characters) of tool results
 
+    def absorb(self, later: _Gap) -> None:
+        self.chars += later.chars
+        self.compacted = self.compacted or later.compacted
+        self.results.extend(later.results)
+
 
 class Timeline:
     """The main thread's requests and additions, in stream order.
@@ -55,7 +60,7 @@ class Timeline:
     known only once every call has been seen (a result can precede its call).
     """
 
-    __slots__ = ("_open", "base", "before_first", "compactions", "gaps", "requests", "window")
+    __slots__ = ("_held", "_open", "base", "before_first", "compactions", "gaps", "requests", "window")
 
     def __init__(self) -> None:
         self.requests = 0
@@ -66,6 +71,8 @@ class Timeline:
         self.window: int | None = None  # the log's own window size, when it says one
         #: tool results before the first request: in no gap, but counted in ``chars``
         self.before_first: list[tuple[str, int]] = []
+        #: additions before a request whose prompt size is not known yet (`begin`)
+        self._held: _Gap | None = None
 
     def request(self, ctx: int) -> None:
         if self.requests:
@@ -77,6 +84,32 @@ class Timeline:
             self.before_first.extend(self._open.results)
         self._open = _Gap()
         self.requests += 1
+
+    def begin(self) -> None:
+        """A request here, whose prompt size the log gives later (`measured`): Codex writes
+        a response's token count after the response. A request never measured is none:
+        what came before it and after it are one gap."""
+        if self._held is not None:
+            self._held.absorb(self._open)
+        else:
+            self._held = self._open
+        self._open = _Gap()
+
+    def measured(self, ctx: int) -> None:
+        """The prompt size of the request `begin` placed (or of one here, if none is open)."""
+        held, self._held = self._held, None
+        if held is None:
+            self.request(ctx)
+            return
+        after, self._open = self._open, held
+        self.request(ctx)
+        self._open = after
+
+    def settle(self) -> None:
+        """The end of the log: a request placed but never measured is none."""
+        if self._held is not None:
+            self._held.absorb(self._open)
+            self._open, self._held = self._held, None
 
     def add(self, chars: int) -> None:
         self._open.chars += chars
@@ -108,6 +141,7 @@ def occupancy(
     timeline: Timeline, family_of: Callable[[str], str], window: int = DEFAULT_WINDOW
 ) -> tuple[dict[str, Any] | None, str]:
     """(the transcript's occupancy figures, "") or (None, why not)."""
+    timeline.settle()
     if not timeline.requests:
         return None, "no token counts in the log (no model request records its usage)"
     # Per gap: delta, chars, tool chars, chars per family.

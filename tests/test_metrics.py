@@ -1425,3 +1425,22 @@ def test_replayed_lines_change_no_metric(run: Stream, data: st.DataObject) -> No
     after = _measure_once(replayed)
     assert after["occupancy"] == before["occupancy"]
     assert after["allocation"] == before["allocation"]
+
+
+def test_a_request_placed_before_its_token_count_takes_the_additions_after_it():
+    # Codex: a response's token count comes after the response's own items.
+    t = Timeline()
+    t.begin()
+    t.measured(1000)  # request 1 (the base)
+    t.add(50)  # response 1's items: after request 1
+    t.result("call_1", 900)
+    t.begin()  # request 2 starts here...
+    t.add(30)  # ...its own items
+    t.measured(1400)  # ...its size arrives after them
+    t.begin()  # request 3 is never measured: request 2's gap runs on to the end
+    t.add(20)
+    t.settle()
+    assert (t.requests, t.base) == (2, 1000)
+    (gap,) = t.gaps
+    assert (gap.ctx, gap.chars, gap.results) == (1400, 950, [("call_1", 900)])
+    assert t._open.chars == 50  # 30 after request 2, and 20 after the unmeasured request 3
