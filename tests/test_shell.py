@@ -142,11 +142,11 @@ def test_nested_substitutions_are_flat_simple_commands() -> None:
     assert invokes("echo $(basename $(codegraph query x))")
 
 
-def test_quoted_substitutions_and_backticks_are_text() -> None:
-    # The contract: nothing inside quotes is an operator, `$(` included.
-    assert not invokes('OUT="$(codegraph explore q)"; echo "$OUT"')
-    assert not invokes('echo "hits: `codegraph query x`"')
-    assert bash_intent('echo "head: $(head -5 lib/a.js)"') == NONE
+def test_substitutions_inside_double_quotes_are_parsed_but_not_inside_single_quotes() -> None:
+    # D10: a command substitution inside double quotes runs its commands.
+    assert invokes('OUT="$(codegraph explore q)"; echo "$OUT"')
+    assert invokes('echo "hits: `codegraph query x`"')
+    assert bash_intent('echo "head: $(head -5 lib/a.js)"') == read("lib/a.js")
     assert bash_intent("echo '$(cat lib/a.js)'") == NONE
 
 
@@ -177,10 +177,12 @@ def test_a_parameter_expansion_is_one_word() -> None:
     assert bash_intent("cat ${DIR:-a;b}/x.js") == read("${DIR:-a;b}/x.js")
 
 
-def test_a_hash_is_an_ordinary_character_as_the_contract_has_no_comments() -> None:
-    assert bash_intent("cat a.js # then b.js") == read("b.js")
+def test_a_hash_that_starts_a_word_begins_a_comment() -> None:
+    assert bash_intent("cat a.js # then b.js") == read("a.js")
     assert bash_intent("# a note\ncat lib/a.js") == read("lib/a.js")
+    assert bash_intent("# cat lib/a.js") == NONE
     assert bash_intent("cat lib/a#b.js") == read("lib/a#b.js")
+    assert bash_intent("cat '#x' lib/a.js") == read("lib/a.js")
 
 
 @pytest.mark.parametrize(
@@ -211,17 +213,17 @@ def test_an_assignment_alone_is_no_command() -> None:
     "command",
     [
         "if [ -f x ]; then cat lib/a.js; fi",
-        "for f in 1 2; do head lib/a.js; done",
-        "time cat a.js",
-        "{ cat a.js; }",
-        "! cat a.js",
-        "while true; do ls; done",
+        "for f in 1 2; do cat lib/a.js; done",
+        "time cat lib/a.js",
+        "{ cat lib/a.js; }",
+        "! cat lib/a.js",
+        "while true; do cat lib/a.js; done",
     ],
 )
-def test_a_shell_keyword_is_the_command_word(command: str) -> None:
-    # Only sudo and NAME=value are dropped: `then cat lib/a.js` runs `then`.
-    assert bash_intent(command) == NONE
-    assert not invokes(command.replace("cat", "codegraph"))
+def test_a_shell_reserved_word_is_not_the_command_word(command: str) -> None:
+    # D10: reserved words at the start of a simple command are dropped.
+    assert bash_intent(command) == read("lib/a.js")
+    assert invokes(command.replace("cat", "codegraph"))
 
 
 def test_a_keyword_in_its_own_simple_command_leaves_the_next_one_alone() -> None:
@@ -230,10 +232,17 @@ def test_a_keyword_in_its_own_simple_command_leaves_the_next_one_alone() -> None
 
 
 @pytest.mark.parametrize(
-    "command", ["/bin/cat lib/a.js", "/usr/bin/grep -rn x lib", "./ls", "/usr/bin/git grep x"]
+    ("command", "intent"),
+    [
+        ("/bin/cat lib/a.js", Intent("read", "lib/a.js")),
+        ("/usr/bin/grep -rn x lib", SEARCH),
+        ("./ls", SEARCH),
+        ("/usr/bin/git grep x", SEARCH),
+    ],
 )
-def test_a_command_named_by_its_path_matches_no_set(command: str) -> None:
-    assert bash_intent(command) == NONE
+def test_a_command_named_by_its_path_is_its_basename(command: str, intent: Intent) -> None:
+    # D10 (before it, a path matched no set).
+    assert bash_intent(command) == intent
 
 
 # --- Heredocs and redirects ------------------------------------------------
@@ -546,6 +555,11 @@ def test_no_input_string_makes_it_raise() -> None:
         "echo `codegraph query x`",
         "x=$(codegraph query x)",
         "cd /r && ~/bin/codegraph q",
+        'X="$(codegraph q)"',
+        "then codegraph q",
+        "sudo -u app codegraph q",
+        "timeout 30 codegraph q",
+        "env -i PATH=/x codegraph q",
     ],
 )
 def test_a_command_word_of_codegraph_is_an_invocation(command: str) -> None:
@@ -561,8 +575,9 @@ def test_a_command_word_of_codegraph_is_an_invocation(command: str) -> None:
         "ls /usr/bin/codegraph",
         "cat lib/a.js # codegraph explore",
         "mycodegraph x",
-        'X="$(codegraph q)"',
-        "then codegraph q",
+        "command -v codegraph",
+        "command -V codegraph",
+        "# codegraph q",
         "",
     ],
 )

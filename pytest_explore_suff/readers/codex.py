@@ -118,12 +118,16 @@ def _arguments(raw: Any) -> Any:
 def output_of(raw: Any) -> tuple[str, bool]:
     """(text, is_error) of a ``function_call_output``/``custom_tool_call_output`` payload.
 
-    ``output`` is plain text, a JSON string ``{"output", "metadata":
-    {"exit_code"}}`` (shell tools; a non-zero exit code is an error), a JSON
-    string of an MCP result ``{"content": [...], "isError"}``, or a list of
-    content items. ``success: false`` on the payload, and a text starting
-    ``err: `` (Codex's words for an MCP call that failed before the server
-    answered) are errors too.
+    ``output`` is plain text, or JSON (an object, a list, or a string holding
+    either) in one of the shapes the CLI has written over its versions:
+    ``{"output", "metadata": {"exit_code"}}`` (shell tools; a non-zero exit
+    code is an error); an MCP result ``{"content": [...], "isError"}``, also
+    wrapped as ``{"Ok": ...}`` / ``{"Err": "..."}``; or a bare content list
+    ``[{"type": "text", "text": ...}]`` (MCP tools; real rollouts also drop
+    the ``"type"``), whose texts are joined as a tool_result's blocks are.
+    ``success: false`` on the payload, and a text starting ``err: `` (Codex's
+    words for an MCP call that failed before the server answered) are errors
+    too.
     """
     if not isinstance(raw, dict):
         return "", True
@@ -135,19 +139,53 @@ def output_of(raw: Any) -> tuple[str, bool]:
         return _joined(out), error
     if not isinstance(out, str):
         return "", error
-    text = out
+    decoded = _json_output(out)
+    if isinstance(decoded, dict):
+        return _decoded_output(decoded, error)
+    if isinstance(decoded, list):
+        return _joined(decoded), error
+    return out, error or out.startswith("err: ")
+
+
+_JSON_KEYS = ('"output"', '"content"', '"text"', '"Ok"', '"Err"')
+
+
+def _json_output(out: str) -> dict[str, Any] | list[Any] | None:
+    """The JSON an output string encodes, when it is one of the shapes `output_of` knows."""
     stripped = out.lstrip()
-    if stripped.startswith("{") and ('"output"' in out or '"content"' in out):
-        try:
-            decoded = json.loads(out)
-        except (ValueError, RecursionError):
-            decoded = None
-        if isinstance(decoded, dict):
-            return _decoded_output(decoded, error)
-    return text, error or text.startswith("err: ")
+    if not stripped.startswith(("{", "[")) or not any(k in out for k in _JSON_KEYS):
+        return None  # plain text (a shell's output): not worth a decode
+    try:
+        decoded = json.loads(out)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(decoded, dict):
+        known = ("output", "content", "Ok", "Err")
+        return decoded if any(k in decoded for k in known) else None
+    if isinstance(decoded, list) and _is_content_list(decoded):
+        return decoded
+    return None
+
+
+def _is_content_list(items: list[Any]) -> bool:
+    """A list of MCP content items (``{"type"?, "text"}``, images ...), not some other JSON array."""
+    return all(
+        isinstance(b, dict) and (isinstance(b.get("text"), str) or isinstance(b.get("type"), str))
+        for b in items
+    )
 
 
 def _decoded_output(data: dict[str, Any], error: bool) -> tuple[str, bool]:
+    if "Ok" in data and "output" not in data and "content" not in data:
+        ok = data["Ok"]  # an MCP call's Result, as the CLI serializes it
+        if isinstance(ok, dict):
+            return _decoded_output(ok, error)
+        if isinstance(ok, list):
+            return _joined(ok), error
+        return (ok if isinstance(ok, str) else ""), error
+    if "Err" in data and "output" not in data and "content" not in data:
+        err = data["Err"]
+        return (err if isinstance(err, str) else json.dumps(err, ensure_ascii=False)), True
     meta = data.get("metadata")
     if isinstance(meta, dict):
         code = meta.get("exit_code")
@@ -159,7 +197,10 @@ def _decoded_output(data: dict[str, Any], error: bool) -> tuple[str, bool]:
             return value, error
         if isinstance(value, list):
             return _joined(value), error
-    return json.dumps(data, ensure_ascii=False), error
+    try:
+        return json.dumps(data, ensure_ascii=False), error
+    except (TypeError, ValueError, RecursionError):
+        return "", error
 
 
 def _joined(items: list[Any]) -> str:
