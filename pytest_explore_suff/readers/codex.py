@@ -147,7 +147,7 @@ def output_of(raw: Any) -> tuple[str, bool]:
     return out, error or out.startswith("err: ")
 
 
-_JSON_KEYS = ('"output"', '"content"', '"text"', '"Ok"', '"Err"')
+_JSON_KEYS = ('"output"', '"content"', '"text"', '"type"', '"Ok"', '"Err"')
 
 
 def _json_output(out: str) -> dict[str, Any] | list[Any] | None:
