@@ -52,7 +52,14 @@ ITEM_TYPES = frozenset(
 #: The shell tools, by the Codex version that named them (``container.exec``: the first releases).
 SHELL_TOOLS = frozenset({"shell", "shell_command", "exec_command", "container.exec", "local_shell"})
 #: Codex's own names for the contract's notions; every other name is kept as it is.
-NOTIONS = {"update_plan": "TodoWrite", "tool_search": "ToolSearch"}
+#: The subagent control calls (D9) are bookkeeping, transparent like TodoWrite.
+NOTIONS = {
+    "update_plan": "TodoWrite",
+    "tool_search": "ToolSearch",
+    "wait": "TodoWrite",
+    "wait_agent": "TodoWrite",
+    "close_agent": "TodoWrite",
+}
 #: Subagent tools (0.104+). Their subagents' calls are not linked: "other".
 DELEGATION = frozenset({"spawn_agent"})
 _MODEL_SIDE = frozenset(
@@ -216,6 +223,22 @@ def timestamp_ms(value: Any) -> float | None:
         return None
 
 
+#: The namespace newer versions write beside a bare subagent tool name.
+AGENT_NAMESPACES = ("multi_agent_v1",)
+
+
+def tool_name(name: str, namespace: Any) -> str:
+    """A call's name as the rules see it: newer versions write a bare name plus a
+    ``namespace`` (``multi_agent_v1``; an MCP server's ``mcp__<server>``)."""
+    for ns in AGENT_NAMESPACES:
+        for sep in (".", "__", "/", ":"):
+            if name.startswith(ns + sep):
+                return name[len(ns) + len(sep) :]
+    if isinstance(namespace, str) and namespace.startswith("mcp__") and not name.startswith("mcp__"):
+        return namespace.rstrip("_") + "__" + name
+    return name
+
+
 class _Rollout:
     """The state of reading one rollout: message grouping, results wanted, figures."""
 
@@ -290,6 +313,7 @@ class _Rollout:
         if kind == "function_call":
             name = item.get("name")
             if isinstance(name, str):
+                name = tool_name(name, item.get("namespace"))
                 self.call(item.get("call_id"), name, _arguments(item.get("arguments")))
         elif kind == "custom_tool_call":
             name = item.get("name")

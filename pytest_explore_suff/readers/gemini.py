@@ -45,7 +45,8 @@ READ_NAMES = frozenset({"read_file", "read_many_files"})
 GREP_NAMES = frozenset({"grep_search", "search_file_content", "grep"})
 GLOB_NAMES = frozenset({"glob", "list_directory", "ls"})
 SHELL_NAMES = frozenset({"run_shell_command"})
-NOTIONS = {"write_todos": "TodoWrite"}
+#: Bookkeeping, transparent like TodoWrite (``update_topic`` only restates the agent's intent).
+NOTIONS = {"write_todos": "TodoWrite", "update_topic": "TodoWrite"}
 #: Delegation to a subagent; its calls are not linked (see the docs): "other".
 DELEGATION = frozenset({"codebase_investigator", "delegate_to_agent"})
 _WILDCARDS = frozenset("*?[{")
