@@ -232,10 +232,12 @@ def child_rollout(parent_id: str, agent_id: str, message: str, **spawn: Any) -> 
 class GeminiSession:
     """A Gemini CLI session being written message by message."""
 
-    def __init__(self, form: str = "session", *, kind: str | None = None) -> None:
+    def __init__(self, form: str = "session", *, kind: str | None = None, **header: Any) -> None:
+        """``header``: fields of the session's metadata to set (``sessionId``, ``startTime``, ...)."""
         assert form in ("session", "checkpoint", "jsonl")
         self.form = form
         self.kind = kind
+        self.header = header
         self.messages: list[dict[str, Any]] = []
         self.records: list[dict[str, Any]] = []  # the JSONL form's records, in write order
 
@@ -289,7 +291,8 @@ class GeminiSession:
     def document(self) -> Any:
         if self.form == "checkpoint":
             return self._checkpoint()
-        doc: dict[str, Any] = {**HEADER, "lastUpdated": "2026-03-01T10:05:00.000Z", "messages": self.messages}
+        doc: dict[str, Any] = {**HEADER, "lastUpdated": "2026-03-01T10:05:00.000Z", **self.header,
+                               "messages": self.messages}  # fmt: skip
         if self.kind is not None:
             doc["kind"] = self.kind
         return doc
@@ -315,8 +318,9 @@ class GeminiSession:
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         if self.form == "jsonl":
-            header = {**HEADER, "kind": self.kind or "main"}
-            lines = [header, *self.records, {"$set": {"lastUpdated": "2026-03-01T10:05:00.000Z"}}]
+            header = {**HEADER, "kind": self.kind or "main", **self.header}
+            last = self.header.get("lastUpdated", "2026-03-01T10:05:00.000Z")
+            lines = [header, *self.records, {"$set": {"lastUpdated": last}}]
             path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
         else:
             path.write_text(json.dumps(self.document(), indent=2), encoding="utf-8")

@@ -30,6 +30,7 @@ figure.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from collections.abc import Sequence
@@ -37,7 +38,7 @@ from datetime import datetime
 from typing import Any
 
 from ..events import RACE_MARKER, Collector
-from .base import events
+from .base import TranscriptError, events
 
 #: ``type`` of a current-shape line.
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
@@ -60,8 +61,11 @@ NOTIONS = {
     "wait_agent": "TodoWrite",
     "close_agent": "TodoWrite",
 }
-#: Subagent tools (0.104+). Their subagents' calls are not linked: "other".
-DELEGATION = frozenset({"spawn_agent"})
+#: Subagent tools (0.104+) that hand a child work: judged through the child's thread (D9).
+SPAWN = "spawn_agent"
+SEND = "send_input"
+#: The namespace newer versions write beside a bare subagent tool name.
+AGENT_NAMESPACES = ("multi_agent_v1",)
 _MODEL_SIDE = frozenset(
     {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
      "tool_search_call"}
@@ -223,10 +227,6 @@ def timestamp_ms(value: Any) -> float | None:
         return None
 
 
-#: The namespace newer versions write beside a bare subagent tool name.
-AGENT_NAMESPACES = ("multi_agent_v1",)
-
-
 def tool_name(name: str, namespace: Any) -> str:
     """A call's name as the rules see it: newer versions write a bare name plus a
     ``namespace`` (``multi_agent_v1``; an MCP server's ``mcp__<server>``)."""
@@ -239,19 +239,84 @@ def tool_name(name: str, namespace: Any) -> str:
     return name
 
 
+def session_identity(payload: Any) -> tuple[str | None, str | None, str | None]:
+    """(session id, parent thread id, agent path) of a ``session_meta`` payload.
+
+    A subagent's ``source`` is ``{"subagent": {"thread_spawn": {"parent_thread_id",
+    "agent_path"?, ...}}}``; review and guardian sessions (``{"subagent": "review"}``,
+    ``{"subagent": {"other": ...}}``) name no parent.
+    """
+    if not isinstance(payload, dict):
+        return None, None, None
+    sid = payload.get("id")
+    parent = path = None
+    source = payload.get("source")
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    if isinstance(spawn, dict):
+        p, a = spawn.get("parent_thread_id"), spawn.get("agent_path")
+        parent = p if isinstance(p, str) and p else None
+        path = a if isinstance(a, str) and a else None
+    return (sid if isinstance(sid, str) and sid else None), parent, path
+
+
+def _input_text(item: dict[str, Any]) -> str | None:
+    """The text of a user ``message`` item (its ``input_text`` blocks)."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+
+
+def _is_context(text: str) -> bool:
+    """A user message the CLI writes itself (``<environment_context>``, ``<user_instructions>``...)."""
+    t = text.strip()
+    return t.startswith("<") and t.endswith(">")
+
+
+class _File:
+    """One rollout file of a transcript: the parent's, or a subagent's."""
+
+    def __init__(self, path: str, thread: str) -> None:
+        self.path = path
+        self.thread = thread  # provisional for a child, until linked
+        self.sid: str | None = None
+        self.parent: str | None = None
+        self.agent_path: str | None = None
+        self.started = ""  # the first line's timestamp: children are linked earliest first
+        self.tokens: int | None = None
+        #: user inputs: (text, how many actions the thread had then); from event_msg
+        #: ``user_message``, else from user message items the CLI did not write itself
+        self.inputs: list[tuple[str, int]] = []
+        self.item_inputs: list[tuple[str, int]] = []
+        #: inside a forked child's copy of its parent's history (D5: the parent's)
+        self.copy = False
+        self.copy_messages: set[str] = set()  # spawn messages met in the copy
+
+    def first_inputs(self) -> list[tuple[str, int]]:
+        return self.inputs or self.item_inputs
+
+
 class _Rollout:
-    """The state of reading one rollout: message grouping, results wanted, figures."""
+    """The state of reading one transcript's rollouts: message grouping, results wanted, figures."""
 
     def __init__(self, collector: Collector) -> None:
         self.c = collector
         self.response = 0  # model responses so far
         self.in_response = False  # the last item was model-side
-        self.tokens: int | None = None
         self.first_ms: float | None = None
         self.last_ms: float | None = None
-        self.delegations: set[str] = set()
-        #: ids whose output can matter: explore, codegraph CLI runs, family calls (race)
+        #: ids whose output can matter: explore, codegraph CLI runs, family calls (race), spawns
         self.wanted: set[bytes] = set()
+        self.file = _File("", "main")
+        #: spawn_agent / send_input calls, in stream order: (call id, file, arguments)
+        self.spawns: list[tuple[str, _File, dict[str, Any]]] = []
+        self.sends: list[tuple[str, _File, dict[str, Any]]] = []
+        self.outputs: dict[str, str] = {}  # the output text of each spawn
+        #: ``collab_agent_spawn_end`` events (desktop builds): spawning call id -> child thread id
+        self.spawned: dict[str, str] = {}
 
     def message_id(self) -> str:
         if not self.in_response:
@@ -272,10 +337,13 @@ class _Rollout:
             if m is None or m.group(1) in self.wanted:
                 return True
             # Skipped, but still a boundary between model responses.
-            self.boundary()
+            if not self.file.copy:
+                self.boundary()
             self.c.skipped_results += 1
             return False
-        return _EVENT_MSG.search(head) is None or _TOKEN_COUNT in head
+        if _EVENT_MSG.search(head) is None:
+            return True
+        return _TOKEN_COUNT in head or _USER_MESSAGE in head or _SPAWN_END in head
 
     def call(self, call_id: Any, name: str, data: Any) -> None:
         """One tool call, mapped onto the contract's notions."""
@@ -293,11 +361,14 @@ class _Rollout:
         else:
             kind = NOTIONS.get(name, name)
             block_input = data if isinstance(data, dict) else {}
-            if name in DELEGATION:
-                self.delegations.add(name)
         before = len(self.c.wanted), len(self.c.family_ids)
-        self.c.tool_use("main", msg, {"id": tid, "name": kind, "input": block_input})
+        fresh = tid is None or tid not in self.c.seen_tool_ids
+        self.c.tool_use(self.file.thread, msg, {"id": tid, "name": kind, "input": block_input})
         if (len(self.c.wanted), len(self.c.family_ids)) != before and tid is not None:
+            self.wanted.add(tid.encode())
+        if name in (SPAWN, SEND) and tid is not None and fresh:
+            (self.spawns if name == SPAWN else self.sends).append((tid, self.file, block_input))
+            self.c.delegations[tid] = (tid, 0)  # judged through its child, once linked
             self.wanted.add(tid.encode())
 
     def output(self, payload: dict[str, Any]) -> None:
@@ -306,10 +377,15 @@ class _Rollout:
         if not isinstance(call_id, str):
             return
         text, error = output_of(payload)
+        if call_id in self.c.delegations and call_id not in self.outputs:
+            self.outputs[call_id] = text
         self.c.tool_result({"tool_use_id": call_id, "content": text, "is_error": error})
 
     def item(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
+        if self.file.copy:
+            self.copied(item)
+            return
         if kind == "function_call":
             name = item.get("name")
             if isinstance(name, str):
@@ -318,7 +394,9 @@ class _Rollout:
         elif kind == "custom_tool_call":
             name = item.get("name")
             if isinstance(name, str):
-                self.call(item.get("call_id"), name, {"input": item.get("input")})
+                self.call(
+                    item.get("call_id"), tool_name(name, item.get("namespace")), {"input": item.get("input")}
+                )
         elif kind == "local_shell_call":
             action = item.get("action")
             command = action.get("command") if isinstance(action, dict) else None
@@ -334,54 +412,232 @@ class _Rollout:
                 self.message_id()  # text of the model's response: the calls after it share its id
             else:
                 self.boundary()  # a user or developer message starts a new exchange
+                text = _input_text(item) if item.get("role") == "user" else None
+                if text is not None and not _is_context(text):
+                    self.file.item_inputs.append((text, self.actions()))
         elif kind in _MODEL_SIDE:
             self.message_id()
 
+    def copied(self, item: dict[str, Any]) -> None:
+        """An item of a forked child's copy of its parent's history: the parent's, never
+        the child's (D5). Only the spawn messages are kept: the child's own part starts
+        with the input that equals one."""
+        if item.get("type") == "function_call" and isinstance(item.get("name"), str):
+            if tool_name(item["name"], item.get("namespace")) == SPAWN:
+                message = _spawn_message(_arguments(item.get("arguments")))
+                if message:
+                    self.file.copy_messages.add(message.strip())
+        elif item.get("type") == "message" and item.get("role") == "user":
+            text = _input_text(item)
+            if text is not None and text.strip() in self.file.copy_messages:
+                self.file.copy = False
+                self.boundary()
+                self.file.item_inputs.append((text, self.actions()))
+
+    def actions(self) -> int:
+        return len(self.c.threads.get(self.file.thread, ()))
+
     def event(self, payload: dict[str, Any]) -> None:
-        if payload.get("type") != "token_count":
+        kind = payload.get("type")
+        if kind == "user_message":
+            text = payload.get("message")
+            if not isinstance(text, str):
+                return
+            if self.file.copy:
+                if text.strip() not in self.file.copy_messages:
+                    return
+                self.file.copy = False
+                self.boundary()
+            self.file.inputs.append((text, self.actions()))
+            return
+        if kind == "collab_agent_spawn_end" and not self.file.copy:
+            call, thread = payload.get("call_id"), payload.get("new_thread_id")
+            if isinstance(call, str) and isinstance(thread, str) and thread:
+                self.spawned.setdefault(call, thread)
+            return
+        if kind != "token_count" or self.file.copy:
             return
         info = payload.get("info")
         usage = info.get("total_token_usage") if isinstance(info, dict) else None
         total = usage.get("total_tokens") if isinstance(usage, dict) else None
         if isinstance(total, int) and not isinstance(total, bool):
-            self.tokens = max(total, self.tokens or 0)
+            self.file.tokens = max(total, self.file.tokens or 0)
+
+    def session_meta(self, payload: dict[str, Any]) -> None:
+        self.boundary()
+        sid, parent, agent_path = session_identity(payload)
+        f = self.file
+        if f.sid is None:
+            f.sid, f.parent, f.agent_path = sid, parent, agent_path
+        elif sid is not None and sid != f.sid and f.parent is not None:
+            # A forked child: a second session_meta (its parent's), then a copy of
+            # the parent's history, then the child's own part.
+            f.copy = True
 
     def stamp(self, obj: dict[str, Any]) -> None:
         ms = timestamp_ms(obj.get("timestamp"))
         if ms is not None:
             self.first_ms = ms if self.first_ms is None else min(self.first_ms, ms)
             self.last_ms = ms if self.last_ms is None else max(self.last_ms, ms)
+        if not self.file.started and isinstance(obj.get("timestamp"), str):
+            self.file.started = obj["timestamp"]
 
-
-def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
-    """Feed a Codex rollout to ``collector`` (one file; a transcript is one rollout)."""
-    state = _Rollout(collector)
-    for path in files:
+    def read_file(self, path: str, thread: str, decode_all: bool) -> _File:
+        self.file = _File(path, thread)
+        self.boundary()
         for obj in events(
-            path, collector, decode_all=decode_all, worth=state.worth, recognize=looks_like_rollout
+            path, self.c, decode_all=decode_all, worth=self.worth, recognize=looks_like_rollout
         ):
-            state.stamp(obj)
+            self.stamp(obj)
             kind = obj.get("type")
             payload = obj.get("payload")
             if kind in LINE_TYPES:
                 if not isinstance(payload, dict):
                     continue
                 if kind == "response_item":
-                    state.item(payload)
+                    self.item(payload)
                 elif kind == "event_msg":
-                    state.event(payload)
-                else:  # session_meta, turn_context, compacted: a new exchange
-                    state.boundary()
+                    self.event(payload)
+                elif kind == "session_meta":
+                    self.session_meta(payload)
+                else:  # turn_context, compacted: a new exchange
+                    self.boundary()
             elif isinstance(kind, str) and kind in ITEM_TYPES:
-                state.item(obj)  # the mid-2025 shape: bare items
-    for name in sorted(state.delegations):
-        collector.warnings.append(
-            f"{name}: the subagent's own calls are not linked in Codex rollouts; "
-            "the call counts as an other action"
+                self.item(obj)  # the mid-2025 shape: bare items
+            elif "instructions" in obj and isinstance(obj.get("id"), str) and self.file.sid is None:
+                self.file.sid = obj["id"]  # the mid-2025 first line
+        return self.file
+
+
+_USER_MESSAGE = b'"user_message"'
+_SPAWN_END = b'"collab_agent_spawn_end"'
+
+
+def _spawn_message(data: Any) -> str:
+    """The task a ``spawn_agent``/``send_input`` call gives: ``message``, else its ``items``' texts."""
+    if not isinstance(data, dict):
+        return ""
+    message = data.get("message")
+    if isinstance(message, str):
+        return message
+    items = data.get("items")
+    if isinstance(items, list):
+        return "\n".join(b["text"] for b in items if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def _decoded(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _link(state: _Rollout, main: _File, children: list[_File]) -> None:
+    """D9: give every child rollout's thread the id of the call that spawned it, and
+    say where in a child each ``send_input`` call's work starts."""
+    c = state.c
+    by_call: dict[str, _File] = {}
+    linked: set[int] = set()
+    pending = sorted(children, key=lambda f: f.started)
+    for call_id, owner, args in state.spawns:
+        out = _decoded(state.outputs.get(call_id, ""))
+        agent_id, task_name = out.get("agent_id") or state.spawned.get(call_id), out.get("task_name")
+        message = _spawn_message(args).strip()
+        child = next((f for f in pending if id(f) not in linked and agent_id and f.sid == agent_id), None)
+        if child is None and isinstance(task_name, str) and task_name:
+            child = next((f for f in pending if id(f) not in linked and f.agent_path == task_name), None)
+        if child is None and message:
+            child = next(
+                (
+                    f
+                    for f in pending
+                    if id(f) not in linked
+                    and f.parent is not None
+                    and f.parent == owner.sid
+                    and (first := f.first_inputs())
+                    and first[0][0].strip() == message
+                ),
+                None,
+            )
+        if child is None:
+            c.warnings.append(
+                f"{SPAWN} call {call_id}: no subagent rollout in the transcript is its child; "
+                "judged as moved on"
+            )
+            continue
+        linked.add(id(child))
+        by_call[call_id] = child
+        c.rename_thread(child.thread, call_id)
+        child.thread = call_id
+    for child in pending:
+        if id(child) not in linked:
+            c.warnings.append(
+                f"subagent rollout {os.path.basename(child.path)} could not be linked to its "
+                f"{SPAWN} call; judged as its own thread"
+            )
+    # send_input: new work for a linked child, judged from the child's input that carries it.
+    claimed: dict[int, set[int]] = {id(f): {0} for f in by_call.values()}
+    by_target: dict[str, _File] = {}
+    for call_id, child in by_call.items():
+        for key in (child.sid, child.agent_path):
+            if key:
+                by_target.setdefault(key, child)
+        nickname = _decoded(state.outputs.get(call_id, "")).get("nickname")
+        if isinstance(nickname, str) and nickname:
+            by_target.setdefault(nickname, child)
+    for call_id, _owner, args in state.sends:
+        target = next(
+            (args[k] for k in ("id", "target", "agent_id", "task_name") if isinstance(args.get(k), str)), None
         )
+        child = by_target.get(target) if target else None
+        if child is None:
+            c.warnings.append(f"{SEND} call {call_id}: its subagent is not linked; judged as moved on")
+            continue
+        inputs = child.first_inputs()
+        taken = claimed.setdefault(id(child), {0})
+        message = _spawn_message(args).strip()
+        at = next((i for i, (t, _) in enumerate(inputs) if i not in taken and t.strip() == message), None)
+        if at is None:
+            at = next((i for i in range(len(inputs)) if i not in taken), None)
+        if at is None:
+            c.warnings.append(
+                f"{SEND} call {call_id}: its input is not in the subagent's rollout; judged as moved on"
+            )
+            continue
+        taken.add(at)
+        c.delegations[call_id] = (child.thread, inputs[at][1])
+
+
+def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
+    """Feed a Codex rollout, and its subagents' rollouts (``files[1:]``), to ``collector``."""
+    state = _Rollout(collector)
+    main = state.read_file(files[0], "main", decode_all)
+    children = []
+    for n, path in enumerate(files[1:], 1):
+        try:
+            child = state.read_file(path, f"#child-{n}", decode_all)
+        except TranscriptError as exc:  # a broken child: the parent is still judged
+            collector.warnings.append(f"{os.path.basename(path)}: {exc}; its subagent is not read")
+            continue
+        if child.sid is not None:
+            collector.rename_thread(child.thread, f"agent-{child.sid}")
+            child.thread = f"agent-{child.sid}"
+        if child.copy:
+            collector.warnings.append(
+                f"{os.path.basename(path)}: a forked subagent whose own part was not found after "
+                "the copy of its parent's history"
+            )
+        children.append(child)
+    if state.spawns or children:
+        _link(state, main, children)
+        collector.order_by_spawn()
     duration = None
     if state.first_ms is not None and state.last_ms is not None:
         duration = round(state.last_ms - state.first_ms)
+    # Each rollout counts its own tokens (a parent's total does not include its children's).
+    totals = [f.tokens for f in (main, *children) if f.tokens is not None]
     collector.runs.append(
         {
             "subtype": None,
@@ -389,6 +645,6 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             "num_turns": state.response,
             "duration_ms": duration,
             "total_cost_usd": None,
-            "tokens": state.tokens,
+            "tokens": sum(totals) if totals else None,
         }
     )
