@@ -349,18 +349,14 @@ def _substitution_end(line: str, j: int) -> int:
     return n
 
 
+_BACKQUOTED = re.compile(r"(?:[^\\`]|\\.)*", re.DOTALL)
+
+
 def _backquote_end(line: str, j: int) -> int:
-    """The index of the backquote that closes one opened before ``j`` (``len(line)``: none)."""
-    n = len(line)
-    while j < n:
-        c = line[j]
-        if c == "\\":
-            j += 2
-            continue
-        if c == "`":
-            return j
-        j += 1
-    return n
+    """The index of the backquote that closes one opened before ``j`` (``len(line)``: none;
+    a backslash escapes the next character)."""
+    m = _BACKQUOTED.match(line, j)
+    return m.end() if m is not None else j
 
 
 # Inside backquotes a backslash quotes only `\`, `` ` ``, `$` (and `"` within double quotes).

@@ -557,9 +557,6 @@ def test_no_input_string_makes_it_raise() -> None:
         "cd /r && ~/bin/codegraph q",
         'X="$(codegraph q)"',
         "then codegraph q",
-        "sudo -u app codegraph q",
-        "timeout 30 codegraph q",
-        "env -i PATH=/x codegraph q",
     ],
 )
 def test_a_command_word_of_codegraph_is_an_invocation(command: str) -> None:
@@ -575,9 +572,6 @@ def test_a_command_word_of_codegraph_is_an_invocation(command: str) -> None:
         "ls /usr/bin/codegraph",
         "cat lib/a.js # codegraph explore",
         "mycodegraph x",
-        "command -v codegraph",
-        "command -V codegraph",
-        "# codegraph q",
         "",
     ],
 )

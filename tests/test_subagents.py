@@ -184,6 +184,13 @@ def test_explore_calls_inside_a_codex_child_are_judged_in_its_thread(tmp_path):
     ]
 
 
+def forked(parent: Rollout, message: str) -> Rollout:
+    """A forked child: its session_meta, a copy of ``parent`` (as it was at the spawn), its task."""
+    child = Rollout("current", "exec_command", session_id=CHILD, fork_of=parent, source=child_source(PARENT))
+    child.user(message)
+    return child
+
+
 def test_a_forked_codex_childs_copy_of_the_parents_history_is_the_parents(tmp_path):
     parent = Rollout("current", "exec_command", session_id=PARENT)
     parent.user("where is f?")
@@ -197,10 +204,7 @@ def test_a_forked_codex_childs_copy_of_the_parents_history_is_the_parents(tmp_pa
     snapshot.lines = list(parent.lines)  # the history up to the spawn, as the child copies it
     parent.output(spawn, spawn_output(CHILD))
     parent.finish()
-    child = Rollout(
-        "current", "exec_command", session_id=CHILD, fork_of=snapshot, source=child_source(PARENT)
-    )
-    child.user("now read f")
+    child = forked(snapshot, "now read f")
     child.step(child.shell("nl -ba lib/a.py"))
     child.finish()
     write_codex(tmp_path, parent, child)
@@ -219,8 +223,7 @@ def test_codex_fork_alone_drops_the_copy(tmp_path):
     parent.step(parent.explore(), outputs=[explore_text(["lib/a.py"])])
     spawn = parent.spawn("now read f", fork_context=True)
     parent.item(spawn)
-    child = Rollout("current", "exec_command", session_id=CHILD, fork_of=parent, source=child_source(PARENT))
-    child.user("now read f")
+    child = forked(parent, "now read f")
     child.step(child.explore("own"), outputs=[explore_text(["lib/b.py"])])
     child.step(child.shell("cat lib/b.py"))
     child.write(tmp_path / f"rollout-2026-03-01T10-00-05-{CHILD}.jsonl")  # its parent is not kept

@@ -38,7 +38,7 @@ from datetime import datetime
 from typing import Any
 
 from ..events import RACE_MARKER, Collector
-from .base import TranscriptError, events
+from .base import TranscriptError, events, unlinked_child, unlinked_delegation
 
 #: ``type`` of a current-shape line.
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
@@ -562,10 +562,7 @@ def _link(state: _Rollout, main: _File, children: list[_File]) -> None:
                 None,
             )
         if child is None:
-            c.warnings.append(
-                f"{SPAWN} call {call_id}: no subagent rollout in the transcript is its child; "
-                "judged as moved on"
-            )
+            unlinked_delegation(c, SPAWN, call_id, "rollout")
             continue
         linked.add(id(child))
         by_call[call_id] = child
@@ -573,10 +570,7 @@ def _link(state: _Rollout, main: _File, children: list[_File]) -> None:
         child.thread = call_id
     for child in pending:
         if id(child) not in linked:
-            c.warnings.append(
-                f"subagent rollout {os.path.basename(child.path)} could not be linked to its "
-                f"{SPAWN} call; judged as its own thread"
-            )
+            unlinked_child(c, f"rollout {os.path.basename(child.path)}", SPAWN)
     # send_input: new work for a linked child, judged from the child's input that carries it.
     claimed: dict[int, set[int]] = {id(f): {0} for f in by_call.values()}
     by_target: dict[str, _File] = {}

@@ -36,7 +36,15 @@ from typing import Any
 from ..events import Collector
 from ..jsonl import Undecodable, decode
 from ..sources import ArchiveError, logical_name
-from .base import NotATranscript, TranscriptError, Unreadable, _why, events
+from .base import (
+    NotATranscript,
+    TranscriptError,
+    Unreadable,
+    _why,
+    events,
+    unlinked_child,
+    unlinked_delegation,
+)
 from .codex import timestamp_ms
 
 #: The largest session document read (bytes). The whole document is held in
@@ -465,20 +473,14 @@ def _link(collector: Collector, delegations: list[_Delegation], children: list[_
                 None,
             )
         if child is None:
-            collector.warnings.append(
-                f"{d.name} call {d.id}: no subagent session in the transcript is its child; "
-                "judged as moved on"
-            )
+            unlinked_delegation(collector, d.name, d.id, "session")
             continue
         linked.add(id(child))
         collector.rename_thread(child.thread, d.id)
         child.thread = d.id
     for ch in pending:
         if free(ch):
-            collector.warnings.append(
-                f"subagent session {os.path.basename(ch.path)} could not be linked to its "
-                "delegating call; judged as its own thread"
-            )
+            unlinked_child(collector, f"session {os.path.basename(ch.path)}", "delegating")
 
 
 def _within(child: _Child, d: _Delegation) -> bool:

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..events import DELEGATION_TOOLS, Action, Collector, result_text
 from ..sources import logical_name
-from .base import events, is_progress
+from .base import events, is_progress, unlinked_child
 
 # Compact JSON from Claude Code, but tolerate other writers' spacing.
 _SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
@@ -182,9 +182,7 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
         collector.rename_thread(sub.thread, tool_use_id)
 
     def unlinked(sub: _Subagent) -> None:
-        collector.warnings.append(
-            f"subagent {sub.label} could not be linked to its Task/Agent call; judged as its own thread"
-        )
+        unlinked_child(collector, sub.label, "Task/Agent")
 
     def by_prompt(sub: _Subagent, description: str | None = None) -> Action | None:
         """The earliest free call given the subagent's first prompt (and ``description``, if set).
