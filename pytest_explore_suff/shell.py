@@ -77,10 +77,15 @@ _HEADERS = frozenset({"for", "select"})
 
 
 def _core(words: list[str]) -> list[str]:
-    """The words of a simple command after its leading reserved words."""
+    """The words of a simple command after its leading reserved words (``time -p`` among them)."""
     i = 0
-    while i < len(words) and words[i] in _RESERVED:
-        i += 1
+    while i < len(words):
+        if words[i] in _RESERVED:
+            i += 1
+        elif words[i] == "time":
+            i += 2 if words[i + 1 : i + 2] == ["-p"] else 1
+        else:
+            break
     return words[i:]
 
 
@@ -315,10 +320,27 @@ def _structure(words: list[str], sep: str, case: _Case) -> None:
         case.depth -= 1
 
 
+_WORD_START = frozenset(" \t\n;&|(")
+_WORD_END = frozenset(" \t\n;&|)")
+
+
+def _keyword_at(line: str, j: int, word: str, start: int) -> bool:
+    """Whether ``word`` stands at ``line[j]`` as a word of its own."""
+    end = j + len(word)
+    return (
+        line.startswith(word, j)
+        and (j == start or line[j - 1] in _WORD_START)
+        and (end == len(line) or line[end] in _WORD_END)
+    )
+
+
 def _substitution_end(line: str, j: int) -> int:
     """The index of the ``)`` that closes the ``$(`` whose body starts at ``j`` (``len(line)``
-    when it is never closed). Quotes, nested parentheses and substitutions are skipped."""
-    stack = ["("]  # "(": inside parentheses; '"': inside double quotes
+    when it is never closed). Quotes, nested parentheses and substitutions are skipped, and
+    so are the ``)`` that end case patterns (between ``case`` and ``esac``)."""
+    start = j
+    # Open levels: '"' inside double quotes, else the number of open cases in a parenthesis.
+    stack: list[str | int] = [0]
     n = len(line)
     while j < n:
         c = line[j]
@@ -328,11 +350,12 @@ def _substitution_end(line: str, j: int) -> int:
         if c == "`":
             j = _backquote_end(line, j + 1) + 1
             continue
-        if stack[-1] == '"':
+        top = stack[-1]
+        if top == '"':
             if c == '"':
                 stack.pop()
             elif c == "$" and line[j + 1 : j + 2] == "(":
-                stack.append("(")
+                stack.append(0)
                 j += 1
         elif c == "'":
             close = line.find("'", j + 1)
@@ -340,11 +363,19 @@ def _substitution_end(line: str, j: int) -> int:
         elif c == '"':
             stack.append('"')
         elif c == "(":
-            stack.append("(")
+            stack.append(0)
         elif c == ")":
-            stack.pop()
-            if not stack:
-                return j
+            if isinstance(top, int) and top > 0:
+                pass  # a case pattern's `)`
+            else:
+                stack.pop()
+                if not stack:
+                    return j
+        elif isinstance(top, int) and c in "ce":
+            if _keyword_at(line, j, "case", start):
+                stack[-1] = top + 1
+            elif top and _keyword_at(line, j, "esac", start):
+                stack[-1] = top - 1
         j += 1
     return n
 

@@ -557,6 +557,15 @@ def test_no_input_string_makes_it_raise() -> None:
         "cd /r && ~/bin/codegraph q",
         'X="$(codegraph q)"',
         "then codegraph q",
+        # D10: what wraps the command is not the command
+        "sudo -u app codegraph explore q",
+        "if true; then codegraph q; fi",
+        "for f in a b; do codegraph q $f; done",
+        'echo "$(codegraph query x)"',
+        "/usr/local/bin/codegraph status",
+        "timeout 60 codegraph index",
+        "find . | xargs codegraph q",
+        "nohup codegraph serve &",
     ],
 )
 def test_a_command_word_of_codegraph_is_an_invocation(command: str) -> None:
@@ -572,6 +581,14 @@ def test_a_command_word_of_codegraph_is_an_invocation(command: str) -> None:
         "ls /usr/bin/codegraph",
         "cat lib/a.js # codegraph explore",
         "mycodegraph x",
+        # D10: a lookup, a header, arithmetic, quotes, a comment
+        "command -v codegraph",
+        "command -V codegraph",
+        "for codegraph in a; do echo; done",
+        "case $x in codegraph) echo;; esac",
+        "echo $((codegraph + 1))",
+        "echo '$(codegraph q)'",
+        "# codegraph q",
         "",
     ],
 )
