@@ -27,6 +27,7 @@ Tools map onto the contract's notions (``docs/rules.md``): ``read_file`` and
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Sequence
@@ -229,6 +230,15 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+def _next_stamp(messages: list[Any], i: int) -> float | None:
+    """The timestamp of the message after ``messages[i]`` (a delegation's end, when its
+    call's own timestamp says nothing later)."""
+    for n in itertools.islice(messages, i + 1, None):
+        if isinstance(n, dict):
+            return timestamp_ms(n.get("timestamp"))
+    return None
+
+
 class _Session:
     def __init__(self, collector: Collector) -> None:
         self.c = collector
@@ -269,9 +279,6 @@ class _Session:
                 else f"#gemini-{self.prefix}message-{i}"
             )
             start = timestamp_ms(m.get("timestamp"))
-            following = next(
-                (timestamp_ms(n.get("timestamp")) for n in messages[i + 1 :] if isinstance(n, dict)), None
-            )
             calls = m.get("toolCalls")
             if not isinstance(calls, list):
                 continue
@@ -289,7 +296,7 @@ class _Session:
                 if tid is not None and fresh and is_delegation(call, got[0] if got else None):
                     end = timestamp_ms(call.get("timestamp"))
                     if end is None or (start is not None and end < start):
-                        end = following
+                        end = _next_stamp(messages, i)
                     self.c.delegations[tid] = (tid, 0)  # judged through its child, once linked
                     name, task = str(call.get("name")), _task(call.get("args"))
                     self.delegations.append(
