@@ -25,8 +25,10 @@ from agent_shapes import (
     wait_output,
 )
 from builders import Run, Session, response
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from pytest_explore_suff import Collector, Transcript, Verdict, discover, judge
+from pytest_explore_suff import Collector, Transcript, TranscriptError, Verdict, discover, judge
 from pytest_explore_suff.campaign import from_wire, to_wire
 
 PARENT = "019a0000-0000-7000-8000-00000000000a"
@@ -455,3 +457,106 @@ def test_a_subagent_campaign_reports_the_same_under_xdist(pytester):
     nexts = sorted(c["next"] for r in doc["transcripts"] for c in r["calls"])
     assert nexts == ["codebase_investigator → Grep", "spawn_agent → Bash Read a.py"]
     assert sorted(len(r["files"]) for r in doc["transcripts"]) == [2, 2]
+
+
+# -- bad input never crashes ----------------------------------------------------------------
+
+
+def test_an_unreadable_child_is_a_warning_and_the_parent_is_still_judged(tmp_path):
+    parent, _, _ = codex_parent()
+    path = parent.write(tmp_path / "rollout-p.jsonl")
+    verdict, collector = judge("codex", [path, tmp_path / "gone" / "rollout-c.jsonl"])
+    assert _calls(verdict) == [("main", "sufficient", "spawn_agent")]
+    assert any("rollout-c.jsonl" in w and "not read" in w for w in collector.warnings)
+    g, _ = gemini_parent(GeminiSession.call("codebase_investigator", objective="find f"))
+    gpath = g.write(tmp_path / "session-g.json")
+    broken = tmp_path / PSID / "c.json"
+    broken.parent.mkdir()
+    broken.write_text('{"sessionId": "c", "messages": [')
+    verdict, collector = judge("gemini", [gpath, broken])
+    assert _calls(verdict) == [("main", "sufficient", "codebase_investigator")]
+    assert any("c.json" in w and "not read" in w for w in collector.warnings)
+
+
+junk = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    max_leaves=6,
+)
+ids = st.sampled_from([PARENT, CHILD, CHILD2, "", "x"]) | junk
+codex_lines = st.one_of(
+    st.builds(
+        lambda i, s: {
+            "timestamp": "2026-03-01T10:00:00Z",
+            "type": "session_meta",
+            "payload": {"id": i, "source": s},
+        },
+        ids,
+        st.builds(
+            lambda p, a: {"subagent": {"thread_spawn": {"parent_thread_id": p, "agent_path": a}}}, ids, ids
+        )
+        | junk,
+    ),
+    st.builds(
+        lambda n, a, c, ns: {
+            "timestamp": "t",
+            "type": "response_item",
+            "payload": {"type": "function_call", "name": n, "arguments": a, "call_id": c, "namespace": ns},
+        },
+        st.sampled_from(
+            ["spawn_agent", "send_input", "wait_agent", "mcp__codegraph__codegraph_explore", "exec_command"]
+        )
+        | junk,
+        st.builds(
+            json.dumps,
+            st.dictionaries(
+                st.sampled_from(["message", "id", "cmd", "query", "items", "target"]), ids | junk
+            ),
+        )
+        | junk,
+        st.sampled_from(["c1", "c2", "c3"]) | junk,
+        st.sampled_from(["multi_agent_v1", None]) | junk,
+    ),
+    st.builds(
+        lambda c, o: {
+            "timestamp": "t",
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "call_id": c, "output": o},
+        },
+        st.sampled_from(["c1", "c2", "c3"]) | junk,
+        st.builds(json.dumps, st.dictionaries(st.sampled_from(["agent_id", "task_name", "nickname"]), ids))
+        | junk,
+    ),
+    st.builds(
+        lambda m: {"timestamp": "t", "type": "event_msg", "payload": {"type": "user_message", "message": m}},
+        ids | junk,
+    ),
+    st.builds(
+        lambda c, t: {
+            "timestamp": "t",
+            "type": "event_msg",
+            "payload": {"type": "collab_agent_spawn_end", "call_id": c, "new_thread_id": t},
+        },
+        ids,
+        ids,
+    ),
+)
+rollouts = st.lists(codex_lines, min_size=1, max_size=10).map(
+    lambda ls: "".join(json.dumps(x) + "\n" for x in ls)
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(parent=rollouts, children=st.lists(rollouts, max_size=3))
+def test_no_exception_escapes_on_arbitrary_codex_families(parent, children, tmp_path_factory):
+    root = tmp_path_factory.mktemp("fam")
+    (root / "rollout-p.jsonl").write_text(parent)
+    for i, child in enumerate(children):
+        (root / f"rollout-c{i}.jsonl").write_text(child)
+    for t in discover(str(root)).transcripts:
+        try:
+            verdict, _ = judge(t.kind, list(t.files))
+        except Exception as exc:  # only a one-line TranscriptError may come out
+            assert isinstance(exc, TranscriptError) and "\n" not in str(exc)
+            continue
+        assert verdict.answered == len(verdict.calls)
