@@ -372,6 +372,22 @@ def test_gemini_codebase_investigator_links_by_time_and_objective(form, tmp_path
     assert not collector.warnings
 
 
+def test_a_gemini_call_stamped_when_issued_still_spans_its_child(tmp_path):
+    # The call's timestamp may be when it was issued; the session's last message has no
+    # next message: the session's last update bounds the call.
+    call = GeminiSession.call("codebase_investigator", objective="find f")
+    parent, _ = gemini_parent(call)
+    message = parent.messages[-1]
+    message["toolCalls"][0]["timestamp"] = message["timestamp"]
+    child = gemini_child("find f", GeminiSession.call("read_file", file_path="lib/a.py"))
+    parent.header["lastUpdated"] = child.header["lastUpdated"]
+    write_gemini(tmp_path, parent, child)
+    [t] = _campaign(tmp_path).values()
+    verdict, collector = _judged(t)
+    assert _calls(verdict) == [("main", "read_returned", "codebase_investigator → Read a.py")]
+    assert not collector.warnings
+
+
 def test_a_cancelled_gemini_delegation_is_still_judged_through_its_child(tmp_path):
     call = GeminiSession.call("codebase_investigator", objective="find f")
     parent, _ = gemini_parent(call, cancelled=True)

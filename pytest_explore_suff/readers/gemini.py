@@ -179,7 +179,8 @@ class _Delegation:
     agent_id: str | None
     task: str
     start: float | None  # the calling message's timestamp
-    end: float | None  # the call's completion
+    end: float | None  # by when the call had finished: the later of its timestamp and the next message's
+    last: bool = False  # in the session's last message: its last update bounds the call too
 
 
 @dataclass
@@ -294,13 +295,16 @@ class _Session:
                 if tid is not None and got is not None:
                     self.result(tid, *got)
                 if tid is not None and fresh and is_delegation(call, got[0] if got else None):
-                    end = timestamp_ms(call.get("timestamp"))
-                    if end is None or (start is not None and end < start):
-                        end = _next_stamp(messages, i)
+                    # The call's own timestamp may be when it was issued: the span ends
+                    # with the later of it and the next message (the call had finished by
+                    # then), or, for the last message, the session's last update.
+                    bounds = [t for t in (timestamp_ms(call.get("timestamp")), _next_stamp(messages, i)) if t]
+                    end = max(bounds) if bounds else None
                     self.c.delegations[tid] = (tid, 0)  # judged through its child, once linked
                     name, task = str(call.get("name")), _task(call.get("args"))
+                    last = i == len(messages) - 1
                     self.delegations.append(
-                        _Delegation(tid, name, self.owner, _agent_id(call), task, start, end)
+                        _Delegation(tid, name, self.owner, _agent_id(call), task, start, end, last)
                     )
 
     def checkpoint(self, contents: list[Any]) -> None:
@@ -537,6 +541,9 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
                 str(child_meta.get("#first") or ""),
             )
         )
+    for d in state.delegations:
+        if d.last and end is not None:
+            d.end = max(d.end or end, end)
     if state.delegations or children:
         _link(collector, state.delegations, children)
         collector.order_by_spawn()
