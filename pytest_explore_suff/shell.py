@@ -604,12 +604,23 @@ def bash_intent(command: str) -> Intent:
     return _NONE
 
 
+_QUOTING = str.maketrans("", "", "'\"\\")
+
+
+def _may_name(command: str, program: str) -> bool:
+    """Whether some word of ``command`` can be ``program``: quote removal only ever deletes
+    quotes, backslashes and escaped newlines, so the program's name is in what is left."""
+    return program in command or program in command.replace("\\\n", "").translate(_QUOTING)
+
+
 def invokes(command: str, program: str = "codegraph") -> bool:
     """True when a simple command's command word is ``program`` or a path
     ending in ``/program`` (after dropping what wraps it, as for `bash_intent`:
     ``sudo -u app codegraph q`` invokes it, ``command -v codegraph`` does not)."""
     if not isinstance(program, str) or not program:
         return False
+    if not isinstance(command, str) or not _may_name(command, program):
+        return False  # most commands: no word of them can be the program, no parse needed
     argvs, _ = _commands(command)
     suffix = "/" + program
     return any(argv[0] == program or argv[0].endswith(suffix) for argv in argvs)

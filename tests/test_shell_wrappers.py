@@ -183,3 +183,17 @@ def test_wrapping_never_changes_a_commands_intent(command: str, wraps: list[str]
     assert bash_intent(wrapped) == bash_intent(command)
     assert invokes(cg)
     assert invokes(wrapped) == invokes(command)
+
+
+PIECES = [
+    *" \t\n;&|()<>'\"\\$`#{}=-./01", "\\\n", "<<", "$(", "$((", "$'", "cat", "sudo", "code", "graph",
+    "codegraph", "if", "then", "for", "in", "case", "esac", "command", "-v", "timeout", "5",
+]  # fmt: skip
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=25).map("".join))
+def test_invokes_skips_the_parse_only_when_no_word_can_be_the_program(command: str) -> None:
+    from pytest_explore_suff.shell import _commands
+
+    parsed = any(argv[0] == "codegraph" or argv[0].endswith("/codegraph") for argv in _commands(command)[0])
+    assert invokes(command) == parsed
