@@ -74,6 +74,8 @@ _RESERVED = frozenset({"if", "then", "elif", "else", "do", "while", "until", "!"
 #: Reserved words that, alone, are no command.
 _CLOSERS = frozenset({"fi", "done", "esac", "}"})
 _HEADERS = frozenset({"for", "select"})
+#: First words that may start shell structure (headers, patterns, closers).
+_STRUCTURE_WORDS = _RESERVED | _HEADERS | {"time", "case", "esac"}
 
 
 def _core(words: list[str]) -> list[str]:
@@ -293,6 +295,8 @@ def _structure(words: list[str], sep: str, case: _Case) -> None:
     """Empty ``words`` (in place) when the simple command is shell structure, not a command (D10):
     a ``for``/``select`` header, a ``case WORD in`` header, a case pattern (the words before its
     ``)``, alternatives split by ``|``), or a closing ``esac``. ``sep`` is what ended the command."""
+    if not words or (not case.pattern and words[0] not in _STRUCTURE_WORDS):
+        return  # most simple commands: a plain command word
     core = _core(words)
     if not core:
         return
