@@ -388,6 +388,26 @@ def test_a_gemini_call_stamped_when_issued_still_spans_its_child(tmp_path):
     assert not collector.warnings
 
 
+def test_explore_calls_inside_a_gemini_child_are_judged_in_its_thread(tmp_path):
+    call = GeminiSession.call("invoke_agent", agent_name="investigator", prompt="find f")
+    call["agentId"] = "c1d2"
+    parent, _ = gemini_parent(call)
+    child = GeminiSession("jsonl", kind="subagent", sessionId="c1d2")
+    child.user("find f")
+    child.step(child.explore("inner"), results=[explore_text(["lib/b.py"])])
+    child.step(GeminiSession.call("read_file", file_path="lib/b.py"))
+    child.finish()
+    parent.finish()
+    write_gemini(tmp_path, parent, child)
+    [t] = _campaign(tmp_path).values()
+    verdict, collector = _judged(t)
+    assert _calls(verdict) == [
+        ("main", "explore_again", "invoke_agent → codegraph_explore"),
+        (call["id"], "read_returned", "Read b.py"),
+    ]
+    assert collector.tools["explore"] == 2 and collector.tools["read"] == 1
+
+
 def test_a_cancelled_gemini_delegation_is_still_judged_through_its_child(tmp_path):
     call = GeminiSession.call("codebase_investigator", objective="find f")
     parent, _ = gemini_parent(call, cancelled=True)
