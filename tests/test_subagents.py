@@ -596,3 +596,25 @@ def test_no_exception_escapes_on_arbitrary_codex_families(parent, children, tmp_
             assert isinstance(exc, TranscriptError) and "\n" not in str(exc)
             continue
         assert verdict.answered == len(verdict.calls)
+
+
+def test_an_archived_subagent_campaign_with_children_first_reports_what_the_directory_does(pytester):
+    import tarfile
+
+    root = subagent_campaign(pytester.path / "c")
+    flags = ["-p", "no:cacheprovider"]
+    pytester.runpytest(f"--explore-suff={root}", *flags, "--explore-suff-json=dir.json").assert_outcomes(
+        passed=2
+    )
+    archive = pytester.path / "c.tar.gz"
+    with tarfile.open(archive, "w:gz") as t:
+        # Children first: deeper files (Gemini), then by name (a Codex child's sorts first).
+        for f in sorted(root.rglob("*.json*"), key=lambda p: (-len(p.parts), p.name)):
+            t.add(f, arcname=f"c/{f.relative_to(root).as_posix()}")
+    result = pytester.runpytest(
+        f"--explore-suff={archive}", *flags, "-n", "2", "--explore-suff-json=tar.json"
+    )
+    result.assert_outcomes(passed=2)
+    strip = lambda d: [{k: r[k] for k in ("calls", "files", "counts")} for r in d["transcripts"]]  # noqa: E731
+    docs = [json.loads((pytester.path / n).read_text()) for n in ("dir.json", "tar.json")]
+    assert strip(docs[0]) == strip(docs[1])
