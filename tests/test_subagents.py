@@ -514,11 +514,8 @@ def test_an_unreadable_child_is_a_warning_and_the_parent_is_still_judged(tmp_pat
     assert any("c.json" in w and "not read" in w for w in collector.warnings)
 
 
-junk = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=6,
-)
+scalars = st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+junk = scalars | st.lists(scalars, max_size=3) | st.dictionaries(st.text(max_size=6), scalars, max_size=3)
 ids = st.sampled_from([PARENT, CHILD, CHILD2, "", "x"]) | junk
 codex_lines = st.one_of(
     st.builds(
