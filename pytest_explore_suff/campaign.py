@@ -20,8 +20,8 @@ from typing import Any
 from .jsonl import Undecodable, decode
 from .readers import AGENTS
 from .readers.base import SESSION_LOG_TYPES, looks_like_event
-from .readers.codex import looks_like_rollout
-from .readers.gemini import looks_like_session
+from .readers.codex import looks_like_rollout, session_identity
+from .readers.gemini import SKILL_EXTRACTION, looks_like_session
 from .sources import (
     MEMBER_ERRORS,
     ArchiveError,
@@ -47,6 +47,7 @@ _SNIFF_DOCUMENT_BYTES = 1 << 13
 _SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"')
 _SESSION_KEYS = re.compile(rb'"(?:messages|projectHash)"\s*:')
 _CHECKPOINT = re.compile(rb'\[\s*\{\s*"(?:role|parts)"\s*:')
+_SESSION_ID_VALUE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]*)"')
 #: Gemini CLI writes the user's prompts beside its sessions: not a transcript.
 PROMPT_LOG = "logs.json"
 
@@ -76,9 +77,13 @@ class Campaign:
 
 def sniff(path: str, open_file: Opener = open_path) -> tuple[str | None, dict[str, Any] | None]:
     """(kind, first event) from a file's first lines; kind None when no event is there,
-    `UNREADABLE` when the file cannot be read (reading it as an item will say why)."""
+    `UNREADABLE` when the file cannot be read (reading it as an item will say why).
+    For a Gemini session document the "event" is ``{"sessionId"}`` from its first bytes."""
     if logical_name(path).endswith(".json"):
-        return sniff_document(path, open_file), None
+        head: list[bytes] = []
+        kind = sniff_document(path, open_file, head)
+        m = _SESSION_ID_VALUE.search(head[0]) if kind == "gemini" and head else None
+        return kind, ({"sessionId": m.group(1).decode("utf-8", "replace")} if m else None)
     try:
         with open_file(path) as fh:
             for _ in range(_SNIFF_LINES):
@@ -105,16 +110,19 @@ def sniff(path: str, open_file: Opener = open_path) -> tuple[str | None, dict[st
     return None, None
 
 
-def sniff_document(path: str, open_file: Opener = open_path) -> str | None:
+def sniff_document(path: str, open_file: Opener = open_path, keep: list[bytes] | None = None) -> str | None:
     """``"gemini"`` when a ``.json`` file's first bytes are a Gemini CLI session document
     (``{"sessionId": ..., "projectHash"/"messages": ...}``) or checkpoint (a list of
-    ``{role, parts}``); None otherwise; `UNREADABLE` when it cannot be read."""
+    ``{role, parts}``); None otherwise; `UNREADABLE` when it cannot be read. The bytes
+    read are appended to ``keep``."""
     try:
         with open_file(path) as fh:
             head = fh.read(_SNIFF_DOCUMENT_BYTES)
     except (OSError, ArchiveError, *MEMBER_ERRORS):
         return UNREADABLE
     head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if keep is not None:
+        keep.append(head)
     if head[:1] == b"{" and _SESSION_ID.search(head) and _SESSION_KEYS.search(head):
         return "gemini"
     if _CHECKPOINT.match(head) and b'"parts"' in head:
@@ -307,6 +315,11 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
             mains.append(rel)
     for session in [s for s in subagents if s not in present]:
         mains.extend(subagents.pop(session))
+    for child, parent in _agent_children(mains, sniff_rel, order, notes).items():
+        subagents[parent].append(child)
+    if subagents:
+        grouped = {f for files in subagents.values() for f in files}
+        mains = [rel for rel in mains if rel not in grouped]
 
     for rel in sorted(mains):
         kind, _ = sniff_rel(rel)
@@ -350,7 +363,11 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
             run = found.get("run") or run
         rels = tuple(actual[f] for f in (rel, *turn_files, *subs))
         # The report names every file a transcript was read from, sidecars included.
-        metas = tuple(meta for f in subs if has_sidecar(meta := f[: -len(".jsonl")] + ".meta.json"))
+        metas = tuple(
+            meta
+            for f in subs
+            if kind == "interactive" and has_sidecar(meta := f[: -len(".jsonl")] + ".meta.json")
+        )
         # Arms, groups and runs repeat across thousands of transcripts: one string each.
         arm, group, run = sys.intern(arm), sys.intern(group), sys.intern(run)
         campaign.transcripts.append(
@@ -361,6 +378,64 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         campaign.transcripts.sort(key=lambda t: order[logical_name(t.path)])
     campaign.ignored.sort(key=lambda d: d["path"])
     return campaign
+
+
+def _agent_children(
+    mains: list[str],
+    sniff_rel: Callable[[str], tuple[str | None, dict[str, Any] | None]],
+    order: dict[str, int],
+    notes: dict[str, list[str]],
+) -> dict[str, str]:
+    """Codex and Gemini subagent files, each with the transcript it belongs to (D9).
+
+    Only first lines are read (discovery sniffs): a Codex rollout's ``session_meta``
+    names its parent (``source.subagent.thread_spawn.parent_thread_id``); a Gemini
+    child (v0.37+) sits in a folder named after its parent's ``sessionId``, beside the
+    parent's file. A child of a child belongs to the same transcript. A Codex child
+    whose parent is not in the campaign is a transcript of its own, with a note;
+    review and guardian sessions name no parent; ``skill-extraction-*`` folders hold
+    sessions with no parent.
+    """
+    by_id: dict[tuple[str, str], str] = {}  # (agent, session id) -> the first file that has it
+    gemini_by_id: dict[tuple[str, str], str] = {}  # (folder, session id) -> file
+    parent_of: dict[str, str] = {}
+    wanted: dict[str, tuple[str, str]] = {}  # child -> (where its parent is looked up, parent id)
+    for rel in sorted(mains, key=order.__getitem__):
+        kind, event = sniff_rel(rel)
+        if kind == "codex" and event is not None and event.get("type") == "session_meta":
+            sid, parent, _ = session_identity(event.get("payload"))
+            if sid is not None:
+                by_id.setdefault(("codex", sid), rel)
+            if parent is not None:
+                wanted[rel] = ("codex", parent)
+        elif kind == "gemini" and event is not None and isinstance(event.get("sessionId"), str):
+            parts = rel.split("/")
+            gemini_by_id.setdefault(("/".join(parts[:-1]), event["sessionId"]), rel)
+            if len(parts) >= 2 and not parts[-2].startswith(SKILL_EXTRACTION):
+                wanted[rel] = ("gemini", "/".join(parts[:-2]) + "\0" + parts[-2])
+    for rel, (agent, key) in wanted.items():
+        if agent == "codex":
+            parent = by_id.get(("codex", key))
+        else:
+            folder, _, sid = key.partition("\0")
+            parent = gemini_by_id.get((folder, sid))
+        if parent is not None and parent != rel:
+            parent_of[rel] = parent
+        elif agent == "codex":
+            notes[rel].append(
+                f"subagent rollout whose parent session {key} is not in the campaign; judged alone"
+            )
+    roots: dict[str, str] = {}
+    for rel in parent_of:
+        root, seen = rel, {rel}
+        while root in parent_of and parent_of[root] not in seen:
+            root = parent_of[root]
+            seen.add(root)
+        if root in parent_of:  # a cycle: no file of it is anyone's parent
+            continue
+        if root != rel:
+            roots[rel] = root
+    return roots
 
 
 def to_wire(campaign: Campaign) -> dict[str, Any]:

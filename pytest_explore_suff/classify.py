@@ -164,7 +164,8 @@ def any_same(path: str, paths: Iterable[str]) -> bool:
 
 
 def basename(path: str) -> str:
-    return norm_path(path).rsplit("/", 1)[-1] or path
+    """The last non-empty component (``lib`` for ``lib/``); the path itself when it has none."""
+    return norm_path(path).rstrip("/").rsplit("/", 1)[-1] or path
 
 
 def short_name(tool: str) -> str:
@@ -301,12 +302,25 @@ def _reaction(action: Action, response: _Response, spec: ToolSpec) -> tuple[str,
     return "sufficient", name, False
 
 
+def _is_delegation(action: Action, collector: Collector) -> bool:
+    """Task/Agent, or a call a reader marked as a delegation (Codex ``spawn_agent``,
+    ``send_input``; Gemini's subagent tools)."""
+    return action.name in DELEGATION_TOOLS or action.id in collector.delegations
+
+
 def _through_delegation(
     delegation: Action, collector: Collector, response: _Response, spec: ToolSpec
 ) -> tuple[str, str, bool]:
-    """A delegation is judged by the subagent's first substantive action."""
-    for action in collector.threads.get(delegation.id, ()):
-        if action.name in DELEGATION_TOOLS or _skipped(action, response):
+    """A delegation is judged by the subagent's first substantive action.
+
+    The subagent's thread is keyed by the delegating call's id; a reader can
+    name another thread and a place in it (Codex ``send_input``: the child's
+    actions after that input).
+    """
+    thread, start = collector.delegations.get(delegation.id, (delegation.id, 0))
+    actions = collector.threads.get(thread, ())
+    for action in actions[start:]:
+        if _is_delegation(action, collector) or _skipped(action, response):
             continue
         bucket, label, named = _reaction(action, response, spec)
         return bucket, f"{delegation.name} → {label}", named
@@ -315,21 +329,21 @@ def _through_delegation(
 
 def _judge(
     actions: Sequence[Action], i: int, collector: Collector, response: _Response, spec: ToolSpec
-) -> tuple[str, str, bool, int]:
-    """(bucket, next, named, concurrent file accesses) for the explore at ``actions[i]``."""
+) -> tuple[str, str, bool, list[str]]:
+    """(bucket, next, named, ids of concurrent file accesses) for the explore at ``actions[i]``."""
     explore = actions[i]
-    concurrent = 0
+    concurrent: list[str] = []
     for action in actions[i + 1 :]:
         if action.name == END_OF_RUN:
             break  # the next run in the same file is another session: this one ended here
         if action.message == explore.message:
             # Issued before the response existed: not a reaction.
             if _is_file_access(action):
-                concurrent += 1
+                concurrent.append(action.id)
             continue
         if _skipped(action, response):
             continue
-        if action.name in DELEGATION_TOOLS:
+        if _is_delegation(action, collector):
             return (*_through_delegation(action, collector, response, spec), concurrent)
         return (*_reaction(action, response, spec), concurrent)
     return "sufficient", "(final answer)", False, concurrent
@@ -342,6 +356,8 @@ def classify(collector: Collector) -> Verdict:
     verdict = Verdict(raced=collector.raced, contaminated=collector.contaminated)
     # Main first, then subagent threads in order of first appearance.
     threads = sorted(collector.threads.items(), key=lambda item: item[0] != "main")
+    # A same-message file access is concurrent once, however many explore calls share its message.
+    concurrent: set[str] = set()
     for thread, actions in threads:
         earlier: list[str] = []
         for i, action in enumerate(actions):
@@ -359,12 +375,13 @@ def classify(collector: Collector) -> Verdict:
             truncated = _PERSISTED_AT_START.match(text) is not None
             saved = SAVED_TO.search(text) if truncated else None
             response = _Response(text, returned, tuple(earlier), norm_path(saved.group(1)) if saved else None)
-            bucket, label, named, concurrent = _judge(actions, i, collector, response, spec)
-            verdict.concurrent += concurrent
+            bucket, label, named, accesses = _judge(actions, i, collector, response, spec)
+            concurrent.update(accesses)
             verdict.counts[bucket] += 1
             verdict.calls.append(
                 Call(action.id, thread, action.arg, len(returned), bucket, label, named, truncated)
             )  # fmt: skip
             earlier.extend(returned)
     verdict.answered = len(verdict.calls)
+    verdict.concurrent = len(concurrent)
     return verdict

@@ -221,6 +221,9 @@ class Collector:
     #: agentId values already met on progress lines: a later line naming only
     #: these is skipped undecoded (it can link nothing new).
     progress_agents: set[bytes] = field(default_factory=set)
+    #: Delegations other than Task/Agent (Codex ``spawn_agent``/``send_input``, Gemini's
+    #: subagent tools), by call id: the thread that judges them and where in it to start.
+    delegations: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: ``input.description`` of each Task/Agent call, to tell apart calls with one prompt.
     descriptions: dict[str, str] = field(default_factory=dict)
     runs: list[dict[str, Any]] = field(default_factory=list)

@@ -51,16 +51,35 @@ def explore_text(returned: list[str] = (), mentioned: list[str] = ()) -> str:  #
 class Rollout:
     """A Codex CLI rollout being written item by item."""
 
-    def __init__(self, shape: str = "current", shell: str = "shell", *, call_ids: str = "call") -> None:
+    def __init__(
+        self,
+        shape: str = "current",
+        shell: str = "shell",
+        *,
+        call_ids: str = "call",
+        session_id: str = "0199-session",
+        source: Any = None,
+        fork_of: Rollout | None = None,
+        cli_version: str = "0.99.0",
+    ) -> None:
+        """``source``: the session_meta's ``source`` (a subagent's names its parent, see
+        `child_source`); ``fork_of``: a forked child, whose file copies the parent's
+        session_meta and history after its own session_meta."""
         assert shape in ("current", "mid-2025")
         self.shape = shape
         self.shell_kind = shell
         self.call_ids = call_ids  # "call": call_...; "functions": functions.shell:0 (non-OpenAI models)
+        self.session_id = session_id
         self.lines: list[dict[str, Any]] = []
         self.tokens = 0
         if shape == "current":
-            self._line("session_meta", {"id": "0199-session", "cwd": "/work/t", "originator": "codex_exec",
-                                        "cli_version": "0.99.0", "instructions": None})  # fmt: skip
+            meta: dict[str, Any] = {"id": session_id, "cwd": "/work/t", "originator": "codex_exec",
+                                    "cli_version": cli_version, "instructions": None}  # fmt: skip
+            if source is not None:
+                meta["source"] = source
+            self._line("session_meta", meta)
+            if fork_of is not None:
+                self.lines.extend(json.loads(json.dumps(fork_of.lines)))
             self._line("turn_context", {"cwd": "/work/t", "model": "gpt-5-codex"})
         else:
             self.lines.append({"id": "0199-session", "timestamp": _stamp(), "instructions": ""})
@@ -96,6 +115,14 @@ class Rollout:
 
     def explore(self, query: str = "q", name: str = CODEX_EXPLORE) -> dict[str, Any]:
         return self.call(name, query=query)
+
+    def spawn(self, message: str, *, namespace: str | None = None, **arguments: Any) -> dict[str, Any]:
+        """A ``spawn_agent`` call; newer versions write a bare name with a ``namespace``."""
+        call = self.call("spawn_agent", agent_type=arguments.pop("agent_type", "explorer"),
+                         message=message, **arguments)  # fmt: skip
+        if namespace is not None:
+            call["namespace"] = namespace
+        return call
 
     def shell(self, script: str) -> dict[str, Any]:
         """The script, run through this rollout's shell tool."""
@@ -178,13 +205,39 @@ class Rollout:
         return path
 
 
+def spawn_output(agent_id: str | None = None, **fields: Any) -> str:
+    """A ``spawn_agent`` output: ``{"agent_id", "nickname"?}`` (0.104, 0.126), or
+    MultiAgentV2's ``{"task_name", "nickname"}`` (no thread id)."""
+    out = {"agent_id": agent_id} if agent_id is not None else {}
+    return json.dumps({**out, **fields})
+
+
+def wait_output(*ids: str, message: str = "done") -> str:
+    return json.dumps({"status": {i: {"completed": message} for i in ids}})
+
+
+def child_source(parent_id: str, **spawn: Any) -> dict[str, Any]:
+    """A subagent rollout's ``session_meta.source``: spawned by ``parent_id``."""
+    return {"subagent": {"thread_spawn": {"parent_thread_id": parent_id, "depth": 1, **spawn}}}
+
+
+def child_rollout(parent_id: str, agent_id: str, message: str, **spawn: Any) -> Rollout:
+    """A subagent's rollout, started with the spawn ``message`` as its first user message."""
+    r = Rollout("current", "exec_command", session_id=agent_id, source=child_source(parent_id, **spawn),
+                cli_version="0.126.0")  # fmt: skip
+    r.user(message)
+    return r
+
+
 class GeminiSession:
     """A Gemini CLI session being written message by message."""
 
-    def __init__(self, form: str = "session", *, kind: str | None = None) -> None:
+    def __init__(self, form: str = "session", *, kind: str | None = None, **header: Any) -> None:
+        """``header``: fields of the session's metadata to set (``sessionId``, ``startTime``, ...)."""
         assert form in ("session", "checkpoint", "jsonl")
         self.form = form
         self.kind = kind
+        self.header = header
         self.messages: list[dict[str, Any]] = []
         self.records: list[dict[str, Any]] = []  # the JSONL form's records, in write order
 
@@ -238,7 +291,8 @@ class GeminiSession:
     def document(self) -> Any:
         if self.form == "checkpoint":
             return self._checkpoint()
-        doc: dict[str, Any] = {**HEADER, "lastUpdated": "2026-03-01T10:05:00.000Z", "messages": self.messages}
+        doc: dict[str, Any] = {**HEADER, "lastUpdated": "2026-03-01T10:05:00.000Z", **self.header,
+                               "messages": self.messages}  # fmt: skip
         if self.kind is not None:
             doc["kind"] = self.kind
         return doc
@@ -264,8 +318,9 @@ class GeminiSession:
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         if self.form == "jsonl":
-            header = {**HEADER, "kind": self.kind or "main"}
-            lines = [header, *self.records, {"$set": {"lastUpdated": "2026-03-01T10:05:00.000Z"}}]
+            header = {**HEADER, "kind": self.kind or "main", **self.header}
+            last = self.header.get("lastUpdated", "2026-03-01T10:05:00.000Z")
+            lines = [header, *self.records, {"$set": {"lastUpdated": last}}]
             path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
         else:
             path.write_text(json.dumps(self.document(), indent=2), encoding="utf-8")

@@ -227,13 +227,15 @@ def test_codex_non_openai_call_ids(tmp_path):
     assert only(verdict) == ("read_returned", "Bash Read a.py")
 
 
-def test_codex_spawn_agent_counts_as_other_with_a_warning(tmp_path):
+def test_codex_spawn_agent_without_its_child_is_moved_on_with_a_warning_naming_the_call(tmp_path):
+    # D9: only when every link fails (here: no child rollout at all).
     r = Rollout("current", "exec_command")
     r.step(r.explore(), outputs=[explore_text(["lib/a.py"])])
-    r.step(r.call("spawn_agent", message="look at lib/a.py"))
+    spawn = r.call("spawn_agent", message="look at lib/a.py")
+    r.step(spawn)
     verdict, collector = codex(r, tmp_path)
     assert only(verdict) == ("sufficient", "spawn_agent")
-    assert any("spawn_agent" in w and "not linked" in w for w in collector.warnings)
+    assert any(f"spawn_agent call {spawn['call_id']}" in w for w in collector.warnings)
 
 
 def test_codex_a_resumed_rollout_replaying_a_call_keeps_the_first(tmp_path):
@@ -435,7 +437,7 @@ def test_gemini_tool_counts_are_the_calls_of_the_log(session, tmp_path):
     assert run["total_cost_usd"] is None
 
 
-def test_gemini_codebase_investigator_counts_as_other_with_a_warning(session, tmp_path):
+def test_gemini_codebase_investigator_without_its_child_is_moved_on_with_a_warning(session, tmp_path):
     session.step(session.explore(), results=[explore_text(["lib/a.py"])])
     session.step(session.call("codebase_investigator", objective="find f"))
     verdict, collector = gemini(session, tmp_path)

@@ -131,6 +131,20 @@ def worth_decoding(line: bytes, collector: Collector, *, links: bool = False) ->
     return False
 
 
+def unlinked_delegation(collector: Collector, name: str, call_id: str, what: str) -> None:
+    """D9: a delegation no child links to is judged "moved on", with a warning naming the call."""
+    collector.warnings.append(
+        f"{name} call {call_id}: no subagent {what} in the transcript is its child; judged as moved on"
+    )
+
+
+def unlinked_child(collector: Collector, label: str, call: str) -> None:
+    """A subagent that no call links to: judged as its own thread, with a warning."""
+    collector.warnings.append(
+        f"subagent {label} could not be linked to its {call} call; judged as its own thread"
+    )
+
+
 def _why(exc: BaseException) -> str:
     """An OS error's own words; for a broken .gz (EOFError, zlib.error) its message."""
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

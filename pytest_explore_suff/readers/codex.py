@@ -30,14 +30,15 @@ figure.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shlex
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ..events import RACE_MARKER, Collector
-from .base import events
+from ..events import RACE_MARKER, Collector, compact_json
+from .base import TranscriptError, events, unlinked_child, unlinked_delegation
 
 #: ``type`` of a current-shape line.
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
@@ -52,9 +53,19 @@ ITEM_TYPES = frozenset(
 #: The shell tools, by the Codex version that named them (``container.exec``: the first releases).
 SHELL_TOOLS = frozenset({"shell", "shell_command", "exec_command", "container.exec", "local_shell"})
 #: Codex's own names for the contract's notions; every other name is kept as it is.
-NOTIONS = {"update_plan": "TodoWrite", "tool_search": "ToolSearch"}
-#: Subagent tools (0.104+). Their subagents' calls are not linked: "other".
-DELEGATION = frozenset({"spawn_agent"})
+#: The subagent control calls (D9) are bookkeeping, transparent like TodoWrite.
+NOTIONS = {
+    "update_plan": "TodoWrite",
+    "tool_search": "ToolSearch",
+    "wait": "TodoWrite",
+    "wait_agent": "TodoWrite",
+    "close_agent": "TodoWrite",
+}
+#: Subagent tools (0.104+) that hand a child work: judged through the child's thread (D9).
+SPAWN = "spawn_agent"
+SEND = "send_input"
+#: The namespace newer versions write beside a bare subagent tool name.
+AGENT_NAMESPACES = ("multi_agent_v1",)
 _MODEL_SIDE = frozenset(
     {"reasoning", "function_call", "custom_tool_call", "local_shell_call", "web_search_call",
      "tool_search_call"}
@@ -118,12 +129,16 @@ def _arguments(raw: Any) -> Any:
 def output_of(raw: Any) -> tuple[str, bool]:
     """(text, is_error) of a ``function_call_output``/``custom_tool_call_output`` payload.
 
-    ``output`` is plain text, a JSON string ``{"output", "metadata":
-    {"exit_code"}}`` (shell tools; a non-zero exit code is an error), a JSON
-    string of an MCP result ``{"content": [...], "isError"}``, or a list of
-    content items. ``success: false`` on the payload, and a text starting
-    ``err: `` (Codex's words for an MCP call that failed before the server
-    answered) are errors too.
+    ``output`` is plain text, or JSON (an object, a list, or a string holding
+    either) in one of the shapes the CLI has written over its versions:
+    ``{"output", "metadata": {"exit_code"}}`` (shell tools; a non-zero exit
+    code is an error); an MCP result ``{"content": [...], "isError"}``, also
+    wrapped as ``{"Ok": ...}`` / ``{"Err": "..."}``; or a bare content list
+    ``[{"type": "text", "text": ...}]`` (MCP tools; real rollouts also drop
+    the ``"type"``), whose texts are joined as a tool_result's blocks are.
+    ``success: false`` on the payload, and a text starting ``err: `` (Codex's
+    words for an MCP call that failed before the server answered) are errors
+    too.
     """
     if not isinstance(raw, dict):
         return "", True
@@ -135,19 +150,53 @@ def output_of(raw: Any) -> tuple[str, bool]:
         return _joined(out), error
     if not isinstance(out, str):
         return "", error
-    text = out
+    decoded = _json_output(out)
+    if isinstance(decoded, dict):
+        return _decoded_output(decoded, error)
+    if isinstance(decoded, list):
+        return _joined(decoded), error
+    return out, error or out.startswith("err: ")
+
+
+_JSON_KEYS = ('"output"', '"content"', '"text"', '"type"', '"Ok"', '"Err"')
+
+
+def _json_output(out: str) -> dict[str, Any] | list[Any] | None:
+    """The JSON an output string encodes, when it is one of the shapes `output_of` knows."""
     stripped = out.lstrip()
-    if stripped.startswith("{") and ('"output"' in out or '"content"' in out):
-        try:
-            decoded = json.loads(out)
-        except (ValueError, RecursionError):
-            decoded = None
-        if isinstance(decoded, dict):
-            return _decoded_output(decoded, error)
-    return text, error or text.startswith("err: ")
+    if not stripped.startswith(("{", "[")) or not any(k in out for k in _JSON_KEYS):
+        return None  # plain text (a shell's output): not worth a decode
+    try:
+        decoded = json.loads(out)
+    except (ValueError, RecursionError):
+        return None
+    if isinstance(decoded, dict):
+        known = ("output", "content", "Ok", "Err")
+        return decoded if any(k in decoded for k in known) else None
+    if isinstance(decoded, list) and _is_content_list(decoded):
+        return decoded
+    return None
+
+
+def _is_content_list(items: list[Any]) -> bool:
+    """A list of MCP content items (``{"type"?, "text"}``, images ...), not some other JSON array."""
+    return all(
+        isinstance(b, dict) and (isinstance(b.get("text"), str) or isinstance(b.get("type"), str))
+        for b in items
+    )
 
 
 def _decoded_output(data: dict[str, Any], error: bool) -> tuple[str, bool]:
+    if "Ok" in data and "output" not in data and "content" not in data:
+        ok = data["Ok"]  # an MCP call's Result, as the CLI serializes it
+        if isinstance(ok, dict):
+            return _decoded_output(ok, error)
+        if isinstance(ok, list):
+            return _joined(ok), error
+        return (ok if isinstance(ok, str) else ""), error
+    if "Err" in data and "output" not in data and "content" not in data:
+        err = data["Err"]
+        return (err if isinstance(err, str) else json.dumps(err, ensure_ascii=False)), True
     meta = data.get("metadata")
     if isinstance(meta, dict):
         code = meta.get("exit_code")
@@ -159,7 +208,10 @@ def _decoded_output(data: dict[str, Any], error: bool) -> tuple[str, bool]:
             return value, error
         if isinstance(value, list):
             return _joined(value), error
-    return json.dumps(data, ensure_ascii=False), error
+    try:
+        return json.dumps(data, ensure_ascii=False), error
+    except (TypeError, ValueError, RecursionError):
+        return "", error
 
 
 def _joined(items: list[Any]) -> str:
@@ -184,25 +236,143 @@ def timestamp_ms(value: Any) -> float | None:
         return None
 
 
+def tool_name(name: str, namespace: Any) -> str:
+    """A call's name as the rules see it: newer versions write a bare name plus a
+    ``namespace`` (``multi_agent_v1``; an MCP server's ``mcp__<server>``)."""
+    for ns in AGENT_NAMESPACES:
+        for sep in (".", "__", "/", ":"):
+            if name.startswith(ns + sep):
+                return name[len(ns) + len(sep) :]
+    if isinstance(namespace, str) and namespace.startswith("mcp__") and not name.startswith("mcp__"):
+        return namespace.rstrip("_") + "__" + name
+    return name
+
+
+def session_identity(payload: Any) -> tuple[str | None, str | None, str | None]:
+    """(session id, parent thread id, agent path) of a ``session_meta`` payload.
+
+    A subagent's ``source`` is ``{"subagent": {"thread_spawn": {"parent_thread_id",
+    "agent_path"?, ...}}}``; review and guardian sessions (``{"subagent": "review"}``,
+    ``{"subagent": {"other": ...}}``) name no parent.
+    """
+    if not isinstance(payload, dict):
+        return None, None, None
+    sid = payload.get("id")
+    parent = path = None
+    source = payload.get("source")
+    sub = source.get("subagent") if isinstance(source, dict) else None
+    spawn = sub.get("thread_spawn") if isinstance(sub, dict) else None
+    if isinstance(spawn, dict):
+        p, a = spawn.get("parent_thread_id"), spawn.get("agent_path")
+        parent = p if isinstance(p, str) and p else None
+        path = a if isinstance(a, str) and a else None
+    return (sid if isinstance(sid, str) and sid else None), parent, path
+
+
+def _input_text(item: dict[str, Any]) -> str | None:
+    """The text of a user ``message`` item (its ``input_text`` blocks)."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return None
+    return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+
+
+def _is_context(text: str) -> bool:
+    """A user message the CLI writes itself (``<environment_context>``, ``<user_instructions>``...)."""
+    t = text.strip()
+    return t.startswith("<") and t.endswith(">")
+
+
+class _File:
+    """One rollout file of a transcript: the parent's, or a subagent's."""
+
+    def __init__(self, path: str, thread: str) -> None:
+        self.path = path
+        self.thread = thread  # provisional for a child, until linked
+        self.sid: str | None = None
+        self.parent: str | None = None
+        self.agent_path: str | None = None
+        self.started = ""  # the first line's timestamp: children are linked earliest first
+        self.tokens: int | None = None
+        #: user inputs: (text, how many actions the thread had then); from event_msg
+        #: ``user_message``, else from user message items the CLI did not write itself
+        self.inputs: list[tuple[str, int]] = []
+        self.item_inputs: list[tuple[str, int]] = []
+        #: inside a forked child's copy of its parent's history (D5: the parent's)
+        self.copy = False
+        self.copy_messages: set[str] = set()  # spawn messages met in the copy
+
+    def first_inputs(self) -> list[tuple[str, int]]:
+        return self.inputs or self.item_inputs
+
+
 class _Rollout:
-    """The state of reading one rollout: message grouping, results wanted, figures."""
+    """The state of reading one transcript's rollouts: message grouping, results wanted, figures."""
 
     def __init__(self, collector: Collector) -> None:
         self.c = collector
         self.response = 0  # model responses so far
         self.in_response = False  # the last item was model-side
-        self.tokens: int | None = None
         self.first_ms: float | None = None
         self.last_ms: float | None = None
-        self.delegations: set[str] = set()
-        #: ids whose output can matter: explore, codegraph CLI runs, family calls (race)
+        #: ids whose output can matter: explore, codegraph CLI runs, family calls (race), spawns
         self.wanted: set[bytes] = set()
+        self.file = _File("", "main")
+        #: spawn_agent / send_input calls, in stream order: (call id, file, arguments)
+        self.spawns: list[tuple[str, _File, dict[str, Any]]] = []
+        self.sends: list[tuple[str, _File, dict[str, Any]]] = []
+        self.outputs: dict[str, str] = {}  # the output text of each spawn
+        #: ``collab_agent_spawn_end`` events (desktop builds): spawning call id -> child thread id
+        self.spawned: dict[str, str] = {}
+        self.last_total: Any = None  # the previous token_count's running total
 
     def message_id(self) -> str:
         if not self.in_response:
             self.response += 1
             self.in_response = True
+            if self.main:
+                # A model request starts here; its token count comes after the response.
+                self.c.timeline.begin()
         return f"#codex-response-{self.response}"
+
+    @property
+    def main(self) -> bool:
+        """Whether the items being read are the parent's own: its window is the one measured (M1)."""
+        return self.file.thread == "main" and not self.file.copy
+
+    def occupy(self, item: dict[str, Any], kind: Any) -> None:
+        """What a response item adds to the parent's window: model text and calls, inputs, outputs."""
+        timeline = self.c.timeline
+        if kind in ("function_call", "custom_tool_call"):
+            name = item.get("name")
+            body = item.get("arguments") if kind == "function_call" else item.get("input")
+            size = len(body) if isinstance(body, str) else len(compact_json(body))
+            timeline.add(size + (len(name) if isinstance(name, str) else 0))
+        elif kind in ("local_shell_call", "web_search_call"):
+            timeline.add(len(compact_json(item.get("action"))))
+        elif kind == "message":
+            timeline.add(len(_message_text(item.get("content"))))
+        elif kind == "reasoning":
+            summary = item.get("summary")
+            if isinstance(summary, list):
+                timeline.add(len(_message_text(summary)))
+
+    def measured(self, info: dict[str, Any]) -> None:
+        """A ``token_count``: the prompt size of the request it reports (a repeat of the previous
+        figures is the same request), and the window the model had."""
+        total = info.get("total_token_usage")
+        if total is not None and total == self.last_total:
+            return
+        self.last_total = total
+        last = info.get("last_token_usage")
+        prompt = last.get("input_tokens") if isinstance(last, dict) else None
+        if isinstance(prompt, int) and not isinstance(prompt, bool):
+            self.c.timeline.measured(prompt)
+        window = info.get("model_context_window")
+        if isinstance(window, int) and not isinstance(window, bool) and window > 0:
+            self.c.timeline.window = window
 
     def boundary(self) -> None:
         self.in_response = False
@@ -211,16 +381,19 @@ class _Rollout:
         """Whether a line can change a verdict: not an output nobody waits for, nor a UI event."""
         head = line[:_HEAD]
         if _OUTPUT_TYPE.search(head):
-            if _RACE in line:
+            if _RACE in line or self.main:  # the parent's every output counts for its window
                 return True
             m = _CALL_ID.search(line)
             if m is None or m.group(1) in self.wanted:
                 return True
             # Skipped, but still a boundary between model responses.
-            self.boundary()
+            if not self.file.copy:
+                self.boundary()
             self.c.skipped_results += 1
             return False
-        return _EVENT_MSG.search(head) is None or _TOKEN_COUNT in head
+        if _EVENT_MSG.search(head) is None:
+            return True
+        return _TOKEN_COUNT in head or _USER_MESSAGE in head or _SPAWN_END in head
 
     def call(self, call_id: Any, name: str, data: Any) -> None:
         """One tool call, mapped onto the contract's notions."""
@@ -238,11 +411,14 @@ class _Rollout:
         else:
             kind = NOTIONS.get(name, name)
             block_input = data if isinstance(data, dict) else {}
-            if name in DELEGATION:
-                self.delegations.add(name)
         before = len(self.c.wanted), len(self.c.family_ids)
-        self.c.tool_use("main", msg, {"id": tid, "name": kind, "input": block_input})
+        fresh = tid is None or tid not in self.c.seen_tool_ids
+        self.c.tool_use(self.file.thread, msg, {"id": tid, "name": kind, "input": block_input})
         if (len(self.c.wanted), len(self.c.family_ids)) != before and tid is not None:
+            self.wanted.add(tid.encode())
+        if name in (SPAWN, SEND) and tid is not None and fresh:
+            (self.spawns if name == SPAWN else self.sends).append((tid, self.file, block_input))
+            self.c.delegations[tid] = (tid, 0)  # judged through its child, once linked
             self.wanted.add(tid.encode())
 
     def output(self, payload: dict[str, Any]) -> None:
@@ -251,18 +427,32 @@ class _Rollout:
         if not isinstance(call_id, str):
             return
         text, error = output_of(payload)
+        if self.main:
+            self.c.timeline.result(call_id, len(text))
+        if call_id in self.c.delegations and call_id not in self.outputs:
+            self.outputs[call_id] = text
         self.c.tool_result({"tool_use_id": call_id, "content": text, "is_error": error})
 
     def item(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
+        if self.file.copy:
+            self.copied(item)
+            return
+        if kind not in _OUTPUTS and self.main:
+            if kind in _MODEL_SIDE or (kind == "message" and item.get("role") == "assistant"):
+                self.message_id()  # the request starts before what it answers with
+            self.occupy(item, kind)
         if kind == "function_call":
             name = item.get("name")
             if isinstance(name, str):
+                name = tool_name(name, item.get("namespace"))
                 self.call(item.get("call_id"), name, _arguments(item.get("arguments")))
         elif kind == "custom_tool_call":
             name = item.get("name")
             if isinstance(name, str):
-                self.call(item.get("call_id"), name, {"input": item.get("input")})
+                self.call(
+                    item.get("call_id"), tool_name(name, item.get("namespace")), {"input": item.get("input")}
+                )
         elif kind == "local_shell_call":
             action = item.get("action")
             command = action.get("command") if isinstance(action, dict) else None
@@ -277,58 +467,232 @@ class _Rollout:
             if item.get("role") == "assistant":
                 self.message_id()  # text of the model's response: the calls after it share its id
                 said = _message_text(item.get("content"))
-                if said.strip():
+                if said.strip() and self.main:
                     self.c.last_text = said  # the answer, when it is the last one (metrics.md)
             else:
                 self.boundary()  # a user or developer message starts a new exchange
+                text = _input_text(item) if item.get("role") == "user" else None
+                if text is not None and not _is_context(text):
+                    self.file.item_inputs.append((text, self.actions()))
         elif kind in _MODEL_SIDE:
             self.message_id()
 
+    def copied(self, item: dict[str, Any]) -> None:
+        """An item of a forked child's copy of its parent's history: the parent's, never
+        the child's (D5). Only the spawn messages are kept: the child's own part starts
+        with the input that equals one."""
+        if item.get("type") == "function_call" and isinstance(item.get("name"), str):
+            if tool_name(item["name"], item.get("namespace")) == SPAWN:
+                message = _spawn_message(_arguments(item.get("arguments")))
+                if message:
+                    self.file.copy_messages.add(message.strip())
+        elif item.get("type") == "message" and item.get("role") == "user":
+            text = _input_text(item)
+            if text is not None and text.strip() in self.file.copy_messages:
+                self.file.copy = False
+                self.boundary()
+                self.file.item_inputs.append((text, self.actions()))
+
+    def actions(self) -> int:
+        return len(self.c.threads.get(self.file.thread, ()))
+
     def event(self, payload: dict[str, Any]) -> None:
-        if payload.get("type") != "token_count":
+        kind = payload.get("type")
+        if kind == "user_message":
+            text = payload.get("message")
+            if not isinstance(text, str):
+                return
+            if self.file.copy:
+                if text.strip() not in self.file.copy_messages:
+                    return
+                self.file.copy = False
+                self.boundary()
+            self.file.inputs.append((text, self.actions()))
+            return
+        if kind == "collab_agent_spawn_end" and not self.file.copy:
+            call, thread = payload.get("call_id"), payload.get("new_thread_id")
+            if isinstance(call, str) and isinstance(thread, str) and thread:
+                self.spawned.setdefault(call, thread)
+            return
+        if kind != "token_count" or self.file.copy:
             return
         info = payload.get("info")
+        if isinstance(info, dict) and self.main:
+            self.measured(info)
         usage = info.get("total_token_usage") if isinstance(info, dict) else None
         total = usage.get("total_tokens") if isinstance(usage, dict) else None
         if isinstance(total, int) and not isinstance(total, bool):
-            self.tokens = max(total, self.tokens or 0)
+            self.file.tokens = max(total, self.file.tokens or 0)
+
+    def session_meta(self, payload: dict[str, Any]) -> None:
+        self.boundary()
+        sid, parent, agent_path = session_identity(payload)
+        f = self.file
+        if f.sid is None:
+            f.sid, f.parent, f.agent_path = sid, parent, agent_path
+        elif sid is not None and sid != f.sid and f.parent is not None:
+            # A forked child: a second session_meta (its parent's), then a copy of
+            # the parent's history, then the child's own part.
+            f.copy = True
 
     def stamp(self, obj: dict[str, Any]) -> None:
         ms = timestamp_ms(obj.get("timestamp"))
         if ms is not None:
             self.first_ms = ms if self.first_ms is None else min(self.first_ms, ms)
             self.last_ms = ms if self.last_ms is None else max(self.last_ms, ms)
+        if not self.file.started and isinstance(obj.get("timestamp"), str):
+            self.file.started = obj["timestamp"]
 
-
-def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
-    """Feed a Codex rollout to ``collector`` (one file; a transcript is one rollout)."""
-    state = _Rollout(collector)
-    for path in files:
+    def read_file(self, path: str, thread: str, decode_all: bool) -> _File:
+        self.file = _File(path, thread)
+        self.boundary()
         for obj in events(
-            path, collector, decode_all=decode_all, worth=state.worth, recognize=looks_like_rollout
+            path, self.c, decode_all=decode_all, worth=self.worth, recognize=looks_like_rollout
         ):
-            state.stamp(obj)
+            self.stamp(obj)
             kind = obj.get("type")
             payload = obj.get("payload")
             if kind in LINE_TYPES:
                 if not isinstance(payload, dict):
                     continue
                 if kind == "response_item":
-                    state.item(payload)
+                    self.item(payload)
                 elif kind == "event_msg":
-                    state.event(payload)
-                else:  # session_meta, turn_context, compacted: a new exchange
-                    state.boundary()
+                    self.event(payload)
+                elif kind == "session_meta":
+                    self.session_meta(payload)
+                else:  # turn_context, compacted: a new exchange
+                    self.boundary()
             elif isinstance(kind, str) and kind in ITEM_TYPES:
-                state.item(obj)  # the mid-2025 shape: bare items
-    for name in sorted(state.delegations):
-        collector.warnings.append(
-            f"{name}: the subagent's own calls are not linked in Codex rollouts; "
-            "the call counts as an other action"
+                self.item(obj)  # the mid-2025 shape: bare items
+            elif "instructions" in obj and isinstance(obj.get("id"), str) and self.file.sid is None:
+                self.file.sid = obj["id"]  # the mid-2025 first line
+        return self.file
+
+
+_USER_MESSAGE = b'"user_message"'
+_SPAWN_END = b'"collab_agent_spawn_end"'
+
+
+def _spawn_message(data: Any) -> str:
+    """The task a ``spawn_agent``/``send_input`` call gives: ``message``, else its ``items``' texts."""
+    if not isinstance(data, dict):
+        return ""
+    message = data.get("message")
+    if isinstance(message, str):
+        return message
+    items = data.get("items")
+    if isinstance(items, list):
+        return "\n".join(b["text"] for b in items if isinstance(b, dict) and isinstance(b.get("text"), str))
+    return ""
+
+
+def _decoded(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _link(state: _Rollout, main: _File, children: list[_File]) -> None:
+    """D9: give every child rollout's thread the id of the call that spawned it, and
+    say where in a child each ``send_input`` call's work starts."""
+    c = state.c
+    by_call: dict[str, _File] = {}
+    linked: set[int] = set()
+    pending = sorted(children, key=lambda f: f.started)
+    for call_id, owner, args in state.spawns:
+        out = _decoded(state.outputs.get(call_id, ""))
+        agent_id, task_name = out.get("agent_id") or state.spawned.get(call_id), out.get("task_name")
+        message = _spawn_message(args).strip()
+        child = next((f for f in pending if id(f) not in linked and agent_id and f.sid == agent_id), None)
+        if child is None and isinstance(task_name, str) and task_name:
+            child = next((f for f in pending if id(f) not in linked and f.agent_path == task_name), None)
+        if child is None and message:
+            child = next(
+                (
+                    f
+                    for f in pending
+                    if id(f) not in linked
+                    and f.parent is not None
+                    and f.parent == owner.sid
+                    and (first := f.first_inputs())
+                    and first[0][0].strip() == message
+                ),
+                None,
+            )
+        if child is None:
+            unlinked_delegation(c, SPAWN, call_id, "rollout")
+            continue
+        linked.add(id(child))
+        by_call[call_id] = child
+        c.rename_thread(child.thread, call_id)
+        child.thread = call_id
+    for child in pending:
+        if id(child) not in linked:
+            unlinked_child(c, f"rollout {os.path.basename(child.path)}", SPAWN)
+    # send_input: new work for a linked child, judged from the child's input that carries it.
+    claimed: dict[int, set[int]] = {id(f): {0} for f in by_call.values()}
+    by_target: dict[str, _File] = {}
+    for call_id, child in by_call.items():
+        for key in (child.sid, child.agent_path):
+            if key:
+                by_target.setdefault(key, child)
+        nickname = _decoded(state.outputs.get(call_id, "")).get("nickname")
+        if isinstance(nickname, str) and nickname:
+            by_target.setdefault(nickname, child)
+    for call_id, _owner, args in state.sends:
+        target = next(
+            (args[k] for k in ("id", "target", "agent_id", "task_name") if isinstance(args.get(k), str)), None
         )
+        child = by_target.get(target) if target else None
+        if child is None:
+            c.warnings.append(f"{SEND} call {call_id}: its subagent is not linked; judged as moved on")
+            continue
+        inputs = child.first_inputs()
+        taken = claimed.setdefault(id(child), {0})
+        message = _spawn_message(args).strip()
+        at = next((i for i, (t, _) in enumerate(inputs) if i not in taken and t.strip() == message), None)
+        if at is None:
+            at = next((i for i in range(len(inputs)) if i not in taken), None)
+        if at is None:
+            c.warnings.append(
+                f"{SEND} call {call_id}: its input is not in the subagent's rollout; judged as moved on"
+            )
+            continue
+        taken.add(at)
+        c.delegations[call_id] = (child.thread, inputs[at][1])
+
+
+def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
+    """Feed a Codex rollout, and its subagents' rollouts (``files[1:]``), to ``collector``."""
+    state = _Rollout(collector)
+    main = state.read_file(files[0], "main", decode_all)
+    children = []
+    for n, path in enumerate(files[1:], 1):
+        try:
+            child = state.read_file(path, f"#child-{n}", decode_all)
+        except TranscriptError as exc:  # a broken child: the parent is still judged
+            collector.warnings.append(f"{os.path.basename(path)}: {exc}; its subagent is not read")
+            continue
+        if child.sid is not None:
+            collector.rename_thread(child.thread, f"agent-{child.sid}")
+            child.thread = f"agent-{child.sid}"
+        if child.copy:
+            collector.warnings.append(
+                f"{os.path.basename(path)}: a forked subagent whose own part was not found after "
+                "the copy of its parent's history"
+            )
+        children.append(child)
+    if state.spawns or children:
+        _link(state, main, children)
+        collector.order_by_spawn()
     duration = None
     if state.first_ms is not None and state.last_ms is not None:
         duration = round(state.last_ms - state.first_ms)
+    # Each rollout counts its own tokens (a parent's total does not include its children's).
+    totals = [f.tokens for f in (main, *children) if f.tokens is not None]
     collector.runs.append(
         {
             "subtype": None,
@@ -336,6 +700,6 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             "num_turns": state.response,
             "duration_ms": duration,
             "total_cost_usd": None,
-            "tokens": state.tokens,
+            "tokens": sum(totals) if totals else None,
         }
     )

@@ -27,15 +27,25 @@ Tools map onto the contract's notions (``docs/rules.md``): ``read_file`` and
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from ..events import Collector
+from ..events import Collector, compact_json
 from ..jsonl import Undecodable, decode
 from ..sources import ArchiveError, logical_name
-from .base import NotATranscript, Unreadable, _why, events
+from .base import (
+    NotATranscript,
+    TranscriptError,
+    Unreadable,
+    _why,
+    events,
+    unlinked_child,
+    unlinked_delegation,
+)
 from .codex import timestamp_ms
 
 #: The largest session document read (bytes). The whole document is held in
@@ -45,9 +55,18 @@ READ_NAMES = frozenset({"read_file", "read_many_files"})
 GREP_NAMES = frozenset({"grep_search", "search_file_content", "grep"})
 GLOB_NAMES = frozenset({"glob", "list_directory", "ls"})
 SHELL_NAMES = frozenset({"run_shell_command"})
-NOTIONS = {"write_todos": "TodoWrite"}
-#: Delegation to a subagent; its calls are not linked (see the docs): "other".
-DELEGATION = frozenset({"codebase_investigator", "delegate_to_agent"})
+#: Bookkeeping, transparent like TodoWrite (``update_topic`` only restates the agent's intent).
+NOTIONS = {"write_todos": "TodoWrite", "update_topic": "TodoWrite"}
+#: Delegation to a subagent, by name; any call whose output starts `SUBAGENT_OUTPUT` or
+#: whose ``resultDisplay`` has ``isSubagentProgress`` is one too (D9).
+DELEGATION = frozenset({"codebase_investigator", "delegate_to_agent", "invoke_agent"})
+SUBAGENT_OUTPUT = "Subagent '"
+#: Where a delegation's task is, in its arguments.
+TASK_KEYS = ("objective", "prompt", "task", "query", "request")
+#: ``chats/skill-extraction-<id>/``: a background agent's sessions, with no parent.
+SKILL_EXTRACTION = "skill-extraction-"
+#: Clock slack when a child's time span is matched to its call's (ms).
+SLACK_MS = 2000
 _WILDCARDS = frozenset("*?[{")
 
 
@@ -150,8 +169,79 @@ def _function_response(fr: dict[str, Any]) -> tuple[str, bool]:
         return "", False
 
 
+@dataclass
+class _Delegation:
+    """A parent's call that handed a subagent work, and what links it to the child's file."""
+
+    id: str
+    name: str
+    owner: str | None  # the session id of the file it is in
+    agent_id: str | None
+    task: str
+    start: float | None  # the calling message's timestamp
+    end: float | None  # by when the call had finished: the later of its timestamp and the next message's
+    last: bool = False  # in the session's last message: its last update bounds the call too
+
+
+@dataclass
+class _Child:
+    path: str
+    thread: str
+    sid: str | None
+    folder: str  # the folder it sits in: its parent's session id (v0.37+)
+    start: float | None
+    end: float | None
+    first_text: str
+
+
+def is_delegation(call: dict[str, Any], text: str | None) -> bool:
+    """A Gemini delegation, whatever the tool's name (D9)."""
+    if call.get("name") in DELEGATION:
+        return True
+    display = call.get("resultDisplay")
+    if isinstance(display, dict) and display.get("isSubagentProgress"):
+        return True
+    return text is not None and text.startswith(SUBAGENT_OUTPUT)
+
+
+def _task(args: Any) -> str:
+    data = args if isinstance(args, dict) else {}
+    for key in TASK_KEYS:
+        if isinstance(data.get(key), str) and data[key].strip():
+            return str(data[key])
+    return ""
+
+
+def _agent_id(call: dict[str, Any]) -> str | None:
+    for where in (call, call.get("resultDisplay"), call.get("args")):
+        if isinstance(where, dict) and isinstance(where.get("agentId"), str) and where["agentId"]:
+            return str(where["agentId"])
+    return None
+
+
 def _text_of(content: Any) -> str:
-    """A message's text: its ``content`` string, or the ``text`` of its parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            p if isinstance(p, str) else str(p.get("text"))
+            for p in content
+            if isinstance(p, str) or (isinstance(p, dict) and isinstance(p.get("text"), str))
+        )
+    return ""
+
+
+def _next_stamp(messages: list[Any], i: int) -> float | None:
+    """The timestamp of the message after ``messages[i]`` (a delegation's end, when its
+    call's own timestamp says nothing later)."""
+    for n in itertools.islice(messages, i + 1, None):
+        if isinstance(n, dict):
+            return timestamp_ms(n.get("timestamp"))
+    return None
+
+
+def _answer_text(content: Any) -> str:
+    """A message's text as the answer: its ``content`` string, or the ``text`` of its parts."""
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
@@ -165,16 +255,17 @@ class _Session:
         self.spec_names = (collector.spec.explore, collector.spec.family)
         self.turns = 0
         self.tokens: int | None = None
-        self.delegations: set[str] = set()
+        self.thread = "main"
+        self.owner: str | None = None  # the session id of the file being read
+        self.prefix = ""  # message ids of a child file are its own
+        self.delegations: list[_Delegation] = []
 
     def call(self, msg: str, call_id: Any, name: Any, args: Any) -> str | None:
         if not isinstance(name, str):
             return None
         kind, data = notion(name, args, self.spec_names)
-        if name in DELEGATION:
-            self.delegations.add(name)
         tid = call_id if isinstance(call_id, str) and call_id else None
-        self.c.tool_use("main", msg, {"id": tid, "name": kind, "input": data})
+        self.c.tool_use(self.thread, msg, {"id": tid, "name": kind, "input": data})
         return tid
 
     def result(self, tid: str, text: str, error: bool) -> None:
@@ -184,18 +275,25 @@ class _Session:
         if not isinstance(messages, list):
             raise NotATranscript("not a transcript: a Gemini session whose messages are not a list")
         for i, m in enumerate(messages):
+            if isinstance(m, dict) and self.thread == "main":
+                self.occupy(m)
             if not isinstance(m, dict) or m.get("type") != "gemini":
                 continue
             self.turns += 1
-            said = _text_of(m.get("content"))
-            if said.strip():
+            said = _answer_text(m.get("content"))
+            if said.strip() and self.thread == "main":
                 self.c.last_text = said  # the answer, when it is the last one (metrics.md)
             tokens = m.get("tokens")
             total = tokens.get("total") if isinstance(tokens, dict) else None
             if isinstance(total, (int, float)) and not isinstance(total, bool):
                 self.tokens = (self.tokens or 0) + int(total)
             mid = m.get("id")
-            msg = f"#gemini-{mid}" if isinstance(mid, str) and mid else f"#gemini-message-{i}"
+            msg = (
+                f"#gemini-{self.prefix}{mid}"
+                if isinstance(mid, str) and mid
+                else f"#gemini-{self.prefix}message-{i}"
+            )
+            start = timestamp_ms(m.get("timestamp"))
             calls = m.get("toolCalls")
             if not isinstance(calls, list):
                 continue
@@ -205,10 +303,53 @@ class _Session:
                 call_id = call.get("id")
                 if not isinstance(call_id, str) or not call_id:
                     call_id = f"{msg}#{j}"  # results travel with their call: any unique id will do
+                fresh = call_id not in self.c.seen_tool_ids
                 tid = self.call(msg, call_id, call.get("name"), call.get("args"))
                 got = response_of(call)
                 if tid is not None and got is not None:
                     self.result(tid, *got)
+                if tid is not None and fresh and is_delegation(call, got[0] if got else None):
+                    # The call's own timestamp may be when it was issued: the span ends
+                    # with the later of it and the next message (the call had finished by
+                    # then), or, for the last message, the session's last update.
+                    bounds = [t for t in (timestamp_ms(call.get("timestamp")), _next_stamp(messages, i)) if t]
+                    end = max(bounds) if bounds else None
+                    self.c.delegations[tid] = (tid, 0)  # judged through its child, once linked
+                    name, task = str(call.get("name")), _task(call.get("args"))
+                    last = i == len(messages) - 1
+                    self.delegations.append(
+                        _Delegation(tid, name, self.owner, _agent_id(call), task, start, end, last)
+                    )
+
+    def occupy(self, m: dict[str, Any]) -> None:
+        """What a message adds to the main session's window: a ``gemini`` message is a request
+        of ``tokens.input`` tokens, then its text, its calls, and their results."""
+        timeline = self.c.timeline
+        kind = m.get("type")
+        if kind == "user":
+            timeline.add(len(_answer_text(m.get("content"))))
+        if kind != "gemini":
+            return
+        tokens = m.get("tokens")
+        prompt = tokens.get("input") if isinstance(tokens, dict) else None
+        if isinstance(prompt, int) and not isinstance(prompt, bool):
+            timeline.request(prompt)
+        timeline.add(len(_answer_text(m.get("content"))))
+        calls = m.get("toolCalls")
+        if not isinstance(calls, list):
+            return
+        answered = []
+        for call in calls:
+            if isinstance(call, dict):
+                name = call.get("name")
+                timeline.add(
+                    len(compact_json(call.get("args") or {})) + (len(name) if isinstance(name, str) else 0)
+                )
+                answered.append(call)
+        for call in answered:  # the results come back after the message: the next request's
+            got = response_of(call)
+            if got is not None and isinstance(call.get("id"), str):
+                timeline.result(call["id"], len(got[0]))
 
     def checkpoint(self, contents: list[Any]) -> None:
         """A bare list of ``{role, parts}``: calls in model contents, responses in the next user content."""
@@ -222,8 +363,8 @@ class _Session:
             role = content.get("role")
             if role == "model":
                 self.turns += 1
-                said = _text_of(parts)
-                if said.strip():
+                said = _answer_text(parts)
+                if said.strip() and self.thread == "main":
                     self.c.last_text = said
                 msg = f"#gemini-content-{i}"
                 for j, part in enumerate(parts):
@@ -232,6 +373,10 @@ class _Session:
                         continue
                     call_id = fc.get("id") if isinstance(fc.get("id"), str) and fc.get("id") else f"{msg}#{j}"
                     tid = self.call(msg, call_id, fc.get("name"), fc.get("args"))
+                    if tid is not None and fc.get("name") in DELEGATION:
+                        self.c.delegations[tid] = (tid, 0)  # a checkpoint keeps no child: moved on
+                        name = str(fc.get("name"))
+                        self.delegations.append(_Delegation(tid, name, None, None, "", None, None))
                     if tid is not None:
                         open_calls.append((str(fc.get("name")), tid))
             else:
@@ -306,39 +451,149 @@ def _replay(path: str, collector: Collector) -> tuple[list[Any], dict[str, Any]]
     return list(messages.values()), meta
 
 
+def _load(path: str, collector: Collector, state: _Session) -> dict[str, Any] | None:
+    """Read one file into ``state`` (on its current thread); its metadata, None when it is
+    not a session (then nothing is read)."""
+    if logical_name(path).endswith(".jsonl"):
+        recognized = collector.recognized
+        collector.recognized = False
+        messages, meta = _replay(path, collector)
+        ok = collector.recognized
+        collector.recognized = recognized or ok
+        if not ok:
+            return None
+        state.owner = meta.get("sessionId") if isinstance(meta.get("sessionId"), str) else None
+        state.messages(messages)
+        meta = {**meta, "#first": _first_user(messages)}
+        return meta
+    doc = _load_document(path, collector)
+    if looks_like_session(doc):
+        state.owner = doc.get("sessionId")
+        state.messages(doc.get("messages"))
+        collector.recognized = True
+        return {
+            **{k: v for k, v in doc.items() if k != "messages"},
+            "#first": _first_user(doc.get("messages")),
+        }
+    if looks_like_checkpoint(doc):
+        state.checkpoint(doc)
+        collector.recognized = True
+        return {}
+    return None
+
+
+def _first_user(messages: Any) -> str:
+    if not isinstance(messages, list):
+        return ""
+    for m in messages:
+        if isinstance(m, dict) and m.get("type") == "user":
+            return _text_of(m.get("content"))
+    return ""
+
+
+def _folder(path: str) -> str:
+    parts = path.replace("\\", "/").split("/")
+    return parts[-2] if len(parts) > 1 else ""
+
+
+def _stem(path: str) -> str:
+    name = os.path.basename(logical_name(path))
+    return name.rsplit(".", 1)[0]
+
+
+def _link(collector: Collector, delegations: list[_Delegation], children: list[_Child]) -> None:
+    """D9: each delegation's child file, by the call's ``agentId``; else, among the children in
+    the folder named after the calling session, the earliest not yet linked whose time span
+    falls inside the call's and whose first user text holds the call's task."""
+    linked: set[int] = set()
+    pending = sorted(children, key=lambda ch: (ch.start is None, ch.start or 0.0))
+
+    def free(ch: _Child) -> bool:
+        return id(ch) not in linked
+
+    for d in delegations:
+        child = None
+        if d.agent_id:
+            child = next(
+                (ch for ch in pending if free(ch) and d.agent_id in (ch.sid, _stem(ch.path))), None
+            ) or next((ch for ch in pending if free(ch) and _stem(ch.path).endswith(d.agent_id)), None)
+        if child is None and d.task.strip():
+            task = d.task.strip()
+            child = next(
+                (
+                    ch
+                    for ch in pending
+                    if free(ch)
+                    and (d.owner is None or ch.folder == d.owner)
+                    and _within(ch, d)
+                    and task in ch.first_text
+                ),
+                None,
+            )
+        if child is None:
+            unlinked_delegation(collector, d.name, d.id, "session")
+            continue
+        linked.add(id(child))
+        collector.rename_thread(child.thread, d.id)
+        child.thread = d.id
+    for ch in pending:
+        if free(ch):
+            unlinked_child(collector, f"session {os.path.basename(ch.path)}", "delegating")
+
+
+def _within(child: _Child, d: _Delegation) -> bool:
+    """The child's time span falls inside the call's (a bound that is not known holds)."""
+    if d.start is not None and child.start is not None and child.start < d.start - SLACK_MS:
+        return False
+    return d.end is None or child.end is None or child.end <= d.end + SLACK_MS
+
+
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
-    """Feed one Gemini CLI session (a document, a checkpoint, or the JSONL form) to ``collector``."""
+    """Feed one Gemini CLI session (a document, a checkpoint, or the JSONL form), and its
+    subagents' sessions (``files[1:]``), to ``collector``."""
     del decode_all  # every record is decoded: there is nothing to skip
     state = _Session(collector)
     path = files[0]
-    start = end = None
-    if logical_name(path).endswith(".jsonl"):
-        messages, meta = _replay(path, collector)
-        if not collector.recognized:
-            return
-        state.messages(messages)
-    else:
-        doc = _load_document(path, collector)
-        if looks_like_session(doc):
-            meta = doc
-            state.messages(doc.get("messages"))
-        elif looks_like_checkpoint(doc):
-            meta = {}
-            state.checkpoint(doc)
-        else:
-            return  # not recognized: load() says it is not a transcript
-        collector.recognized = True
+    meta = _load(path, collector, state)
+    if meta is None:
+        return  # not recognized: load() says it is not a transcript
     start, end = timestamp_ms(meta.get("startTime")), timestamp_ms(meta.get("lastUpdated"))
-    if meta.get("kind") == "subagent":
+    if meta.get("kind") == "subagent" and not _folder(path).startswith(SKILL_EXTRACTION):
         collector.warnings.append(
-            "a Gemini subagent session (kind: subagent): judged as its own transcript, "
-            "not linked to the call that spawned it"
+            "a Gemini subagent session (kind: subagent) with no parent session linked in the "
+            "campaign: judged as its own transcript"
         )
-    for name in sorted(state.delegations):
-        collector.warnings.append(
-            f"{name}: the subagent's own calls are not linked in Gemini sessions; "
-            "the call counts as an other action"
+    children: list[_Child] = []
+    for n, child_path in enumerate(files[1:], 1):
+        state.thread = f"#child-{n}"
+        state.prefix = f"{n}-"
+        try:
+            child_meta = _load(child_path, collector, state)
+        except TranscriptError as exc:  # a broken child: the parent is still judged
+            collector.warnings.append(f"{os.path.basename(child_path)}: {exc}; its subagent is not read")
+            continue
+        if child_meta is None:
+            continue
+        sid = child_meta.get("sessionId") if isinstance(child_meta.get("sessionId"), str) else None
+        thread = f"agent-{sid or _stem(child_path)}"
+        collector.rename_thread(state.thread, thread)
+        children.append(
+            _Child(
+                child_path,
+                thread,
+                sid,
+                _folder(child_path),
+                timestamp_ms(child_meta.get("startTime")),
+                timestamp_ms(child_meta.get("lastUpdated")),
+                str(child_meta.get("#first") or ""),
+            )
         )
+    for d in state.delegations:
+        if d.last and end is not None:
+            d.end = max(d.end or end, end)
+    if state.delegations or children:
+        _link(collector, state.delegations, children)
+        collector.order_by_spawn()
     collector.runs.append(
         {
             "subtype": None,

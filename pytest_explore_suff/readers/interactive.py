@@ -19,7 +19,7 @@ from typing import Any
 
 from ..events import DELEGATION_TOOLS, Action, Collector, result_text
 from ..sources import logical_name
-from .base import events, is_progress
+from .base import events, is_progress, unlinked_child
 
 # Compact JSON from Claude Code, but tolerate other writers' spacing.
 _SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
@@ -184,21 +184,24 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
         collector.rename_thread(sub.thread, tool_use_id)
 
     def unlinked(sub: _Subagent) -> None:
-        collector.warnings.append(
-            f"subagent {sub.label} could not be linked to its Task/Agent call; judged as its own thread"
-        )
+        unlinked_child(collector, sub.label, "Task/Agent")
 
     def by_prompt(sub: _Subagent, description: str | None = None) -> Action | None:
-        """The earliest free call given the subagent's first prompt (and ``description``, if set)."""
+        """The earliest free call given the subagent's first prompt (and ``description``, if set).
+
+        An inline sidechain that names no agent may be the very agent a tool result
+        names: for it, only calls claimed by a subagent the transcript holds are taken.
+        """
         prompt = (sub.prompt or "").strip()
         if not prompt:
             return None
+        taken = claimed_by_present if sub.inline and sub.agent_id is None else claimed
         return next(
             (
                 d
                 for d in delegations
                 if d.id not in linked
-                and d.id not in claimed
+                and d.id not in taken
                 and d.arg.strip() == prompt
                 and (description is None or collector.descriptions.get(d.id) == description)
             ),
@@ -211,6 +214,9 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
             collector.drop_thread(sub.thread)
         else:
             live.append(sub)
+    present = {sub.agent_id for sub in live if sub.agent_id}
+    links = {**collector.progress_links, **collector.agent_links}
+    claimed_by_present = {call for agent, call in links.items() if agent in present}
 
     pending: list[_Subagent] = []
     for sub in live:
