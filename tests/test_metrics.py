@@ -1050,7 +1050,6 @@ def test_allocation_bounds(resps: list[tuple[str, str]], answer: str | None) -> 
 # table). The Codex and Gemini readers do not feed the occupancy timeline: those tests pin
 # what the contract asks and fail until they do (strict xfail).
 
-NO_TIMELINE = "the Codex and Gemini readers do not feed the occupancy timeline (metrics.md: ctx_k, M2)"
 
 
 def _token_count(r: Rollout, last: int, total: int) -> None:
@@ -1115,7 +1114,6 @@ def test_gemini_answer_is_the_last_gemini_message(tmp_path: Path, form: str) -> 
     assert {f["path"] for f in alloc["files"] if f["via"]} == {"lib/a.py"}
 
 
-@pytest.mark.xfail(strict=True, reason=NO_TIMELINE)
 def test_codex_occupancy(tmp_path: Path) -> None:
     m = codex_measure(tmp_path)
     assert m["occupancy"] is not None, m["occupancy_reason"]
@@ -1124,7 +1122,6 @@ def test_codex_occupancy(tmp_path: Path) -> None:
     assert (o["turns"], o["ctx_base"], o["ctx_final"], o["window"]) == (2, 1000, 1600, 272_000)
 
 
-@pytest.mark.xfail(strict=True, reason=NO_TIMELINE)
 def test_gemini_occupancy(tmp_path: Path) -> None:
     m = gemini_measure(tmp_path)
     assert m["occupancy"] is not None, m["occupancy_reason"]

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 
 from pytest_explore_suff import Collector, Transcript, TranscriptError, Verdict, discover, judge
 from pytest_explore_suff.campaign import from_wire, to_wire
+from pytest_explore_suff.metrics import measure
 
 PARENT = "019a0000-0000-7000-8000-00000000000a"
 CHILD = "019a0000-0000-7000-8000-00000000000b"
@@ -615,3 +616,26 @@ def test_an_archived_subagent_campaign_with_children_first_reports_what_the_dire
     strip = lambda d: [{k: r[k] for k in ("calls", "files", "counts")} for r in d["transcripts"]]  # noqa: E731
     docs = [json.loads((pytester.path / n).read_text()) for n in ("dir.json", "tar.json")]
     assert strip(docs[0]) == strip(docs[1])
+
+
+def _usage(r: Rollout, prompt: int, total: int) -> None:
+    r.event({"type": "token_count", "info": {"last_token_usage": {"input_tokens": prompt},
+                                             "total_token_usage": {"total_tokens": total},
+                                             "model_context_window": 272_000}})  # fmt: skip
+
+
+def test_a_codex_childs_requests_are_another_window_than_its_parents(tmp_path):
+    # M1: the parent's occupancy counts the parent's requests only, never the child's.
+    parent, _, _ = codex_parent()
+    for n, prompt in enumerate((5_000, 7_000, 9_000), 1):
+        _usage(parent, prompt, prompt + n)
+    child = codex_child()
+    _usage(child, 50_000, 50_001)
+    _usage(child, 60_000, 60_002)
+    write_codex(tmp_path, parent, child)
+    [t] = _campaign(tmp_path).values()
+    verdict, collector = _judged(t)
+    occupancy = measure(verdict, collector)["occupancy"]
+    assert occupancy is not None
+    assert (occupancy["turns"], occupancy["ctx_base"], occupancy["ctx_final"]) == (3, 5_000, 9_000)
+    assert occupancy["window"] == 272_000
