@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
+import struct
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -73,10 +75,31 @@ Brief = tuple[Any, ...]
 _NO_BRIEF: Brief = (None,) * 10
 
 
+_PACK = struct.Struct("<10d")  # NaN for a missing figure
+
+
+def pack_brief(brief: Brief) -> bytes | None:
+    """A record's brief as a `store.Slim` keeps it to the end of a run: 80 bytes of doubles,
+    not a tuple of number objects (tens of thousands of records are held)."""
+    if brief is _NO_BRIEF:
+        return None
+    return _PACK.pack(*(math.nan if v is None else float(v) for v in brief))
+
+
+def _unpacked(data: bytes) -> Brief:
+    values = _PACK.unpack(data)
+    out: list[Any] = [None if v != v else v for v in values]
+    for i in (0, 1, 2, 3, 5, 6, 7, 8, 9):  # counts of characters, calls and tokens are whole
+        if out[i] is not None:
+            out[i] = int(out[i])
+    out[4] = None if out[4] is None else bool(out[4])
+    return tuple(out)
+
+
 def brief_of(rec: Mapping[str, Any]) -> Brief:
-    kept = getattr(rec, "metrics", None)
-    if kept is not None:
-        return kept  # type: ignore[no-any-return]
+    if hasattr(rec, "metrics"):  # a `store.Slim`: what it kept, packed
+        kept = rec.metrics
+        return _NO_BRIEF if kept is None else _unpacked(kept)
     a = rec.get("allocation")
     o = rec.get("occupancy")
     if not isinstance(a, Mapping) and not isinstance(o, Mapping):

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .report import brief_of, indented
+from .report import brief_of, indented, pack_brief
 
 _KEPT = frozenset({"path", "arm", "group", "status", "reason", "answered", "errored", "concurrent",
                    "counts", "tools", "runs"})  # fmt: skip
@@ -62,8 +62,8 @@ class Slim(Mapping[str, Any]):
         self.tools: dict[str, Any] = store.shared(rec.get("tools") or {})
         keys, self._totals = _totals(rec.get("runs") or ())
         self._total_keys: tuple[str, ...] = store.shared_keys(keys)
-        #: what the metrics' aggregates read (`report.brief_of`)
-        self.metrics: tuple[Any, ...] = brief_of(rec)
+        #: what the metrics' aggregates read (`report.brief_of`), packed
+        self.metrics: bytes | None = pack_brief(brief_of(rec))
         self._store = store
 
     @property

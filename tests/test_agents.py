@@ -249,15 +249,22 @@ def test_codex_a_resumed_rollout_replaying_a_call_keeps_the_first(tmp_path):
     assert collector.tools["explore"] == 1
 
 
-def test_codex_big_outputs_nobody_waits_for_are_not_decoded_but_still_split_responses(tmp_path):
+def test_codex_big_outputs_count_in_the_parents_window_and_still_split_responses(tmp_path):
+    # The parent's every output is decoded now (occupancy counts it, in its call's family);
+    # an output still ends a model response, so the next call is a reaction.
     r = Rollout("current", "shell")
     r.step(r.explore(), outputs=[explore_text(["lib/a.py"])])
     r.step(r.shell("cat lib/zzz.py"), outputs=["x" * 200_000])
     r.step(r.shell("cat lib/a.py"), reasoning=False)
     path = r.write(tmp_path / "rollout-x.jsonl")
     verdict, collector = judge("codex", [path])
-    assert collector.skipped_results >= 1
+    assert collector.skipped_results == 0
     assert only(verdict) == ("read_missed", "Bash Read zzz.py")
+    collector.timeline.settle()  # no token counts here: every addition is in one gap
+    results = [n for g in collector.timeline.gaps for _, n in g.results] + [
+        n for _, n in collector.timeline.pending_results + collector.timeline.before_first
+    ]
+    assert 200_000 in results
     assert judge("codex", [path])[0] == verdict
 
 
