@@ -275,7 +275,9 @@ def ab_run(session: str, rng: random.Random, weights: dict[str, float]) -> Run:
         REACTIONS[bucket](r)
         if bucket == "sufficient":
             break
-    r.finish("answer")
+    # The answer cites one of the returned files (alternating, so the rng's draws stay the same).
+    cited = ("lib/response.js:42", "`compileETag` in lib/utils.js")[len(session) % 2]
+    r.finish(f"See {cited}.")
     return r
 
 
@@ -292,8 +294,13 @@ def new_vs_baseline() -> None:
     old = {"explore_again": 0.35, "read_returned": 0.2, "read_missed": 0.05, "search": 0.1, "sufficient": 0.3}
     for repo in ("express", "flask", "excalidraw"):
         for i in range(1, 9):
-            ab_run(f"{repo}-new-{i}", rng, new).write(OUT_NB / repo / f"run-new-{i}.jsonl")
-            ab_run(f"{repo}-baseline-{i}", rng, old).write(OUT_NB / repo / f"run-baseline-{i}.jsonl")
+            # The new build's instructions are 200 tokens shorter: its fixed overhead.
+            priced(ab_run(f"{repo}-new-{i}", rng, new), BASE_WITH - 200).write(
+                OUT_NB / repo / f"run-new-{i}.jsonl"
+            )
+            priced(ab_run(f"{repo}-baseline-{i}", rng, old), BASE_WITH).write(
+                OUT_NB / repo / f"run-baseline-{i}.jsonl"
+            )
 
 
 def write_jsonl(path: Path, events: list[dict]) -> None:
