@@ -1,0 +1,391 @@
+#!/usr/bin/env python3
+"""Where a run on many small transcripts spends its time, phase by phase.
+
+    .venv/bin/python benchmarks/profile.py                  # generates 10,000 small transcripts
+    .venv/bin/python benchmarks/profile.py --small 2000 --pytest-args "-p no:hypothesispytest"
+    .venv/bin/python benchmarks/profile.py --campaign DIR   # an existing campaign
+
+Not cProfile: its per-call cost, on a function called once per line, would
+distort what it measures. Instead the run is one in-process ``pytest.main``
+(``-p no:cacheprovider --explore-suff=DIR --explore-suff-json=F -q``) with
+timing wrappers around the plugin's own functions, each counting its calls,
+and a hook wrapper around pytest's phases:
+
+- start-up: from this script's start to the plugin's ``pytest_configure``, less
+  discovery (imports, plugin loading, option parsing);
+- discovery: ``campaign.discover``, split into the walk (``_walk``) and the
+  sniff of each file's first lines (``sniff``);
+- collection: pytest's collection, the items built from the discovered list;
+- reading lines: the readers' ``load`` less the decoding below (the line loop:
+  ``readline``, strip, the byte scan that skips lines, feeding the collector);
+- decoding: ``jsonl.decode`` as the readers call it, per decoded line;
+- judging: ``classify`` (the rules), on the collector;
+- recording: ``report.record`` (the record on the item) and ``RecordStore.add``
+  (encoding it and writing it to the spool);
+- pytest per item: ``pytest_runtest_protocol`` less all of the above (setup, call
+  and teardown, three reports, every plugin's hooks, the terminal's progress);
+- end of session: building and writing the report, the summary.
+
+Each wrapper costs a little (measured here on a no-op, and subtracted from the
+phase that contains the wrapped calls); the decode wrapper runs once per
+decoded line. Figures are ms per transcript, and the share of the whole.
+A standalone read of every line of the same files (``readline`` only, then
+``orjson.loads`` of every line) gives the floors to read the first two phases
+against.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PROJECT = HERE.parent
+
+
+class Clock:
+    """Total seconds and calls of one wrapped function."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.calls = 0
+
+
+CLOCKS: dict[str, Clock] = {}
+
+
+def timed(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    clock = CLOCKS.setdefault(name, Clock())
+    now = time.perf_counter
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        t = now()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            clock.total += now() - t
+            clock.calls += 1
+
+    return wrapper
+
+
+def wrapper_cost() -> float:
+    """Seconds one `timed` wrapper adds to a call (median of a few rounds)."""
+
+    def nothing(x: Any) -> Any:
+        return x
+
+    wrapped = timed("#calibration", nothing)
+    rounds = []
+    for _ in range(5):
+        t = time.perf_counter()
+        for i in range(100_000):
+            nothing(i)
+        plain = time.perf_counter() - t
+        t = time.perf_counter()
+        for i in range(100_000):
+            wrapped(i)
+        rounds.append((time.perf_counter() - t - plain) / 100_000)
+    del CLOCKS["#calibration"]
+    return sorted(rounds)[2]
+
+
+def instrument() -> None:
+    """Wrap the plugin's functions where their callers look them up."""
+    import pytest_explore_suff as pkg
+    from pytest_explore_suff import campaign, plugin, store
+    from pytest_explore_suff.readers import base
+
+    plugin.discover = timed("discovery", plugin.discover)  # type: ignore[assignment]
+    campaign._walk = timed("walk", campaign._walk)  # type: ignore[assignment]
+    campaign.sniff = timed("sniff", campaign.sniff)  # type: ignore[assignment]
+    plugin.judge = timed("judge", plugin.judge)  # type: ignore[assignment]
+    pkg.load = timed("load", pkg.load)  # type: ignore[assignment]
+    base.decode = timed("decode", base.decode)  # type: ignore[assignment]
+    pkg.classify = timed("classify", pkg.classify)  # type: ignore[assignment]
+    plugin.record = timed("record", plugin.record)  # type: ignore[assignment]
+    store.RecordStore.add = timed("spool", store.RecordStore.add)  # type: ignore[method-assign]
+    plugin.Shrinker.shrink = timed("shrink", plugin.Shrinker.shrink)  # type: ignore[method-assign]
+
+
+class Phases:
+    """pytest's phases, timed by outermost hook wrappers; and the garbage collector's time."""
+
+    def __init__(self) -> None:
+        self.gc = 0.0
+        self._gc_start = 0.0
+        gc.callbacks.append(self._gc)
+        self.configured = 0.0
+        self.collection = 0.0
+        self.protocol = 0.0
+        self.items = 0
+        self.finish = 0.0
+        self.summary = 0.0
+
+    def _gc(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._gc_start = time.perf_counter()
+        else:
+            self.gc += time.perf_counter() - self._gc_start
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection(self, session: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            self.collection += time.perf_counter() - t
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            self.protocol += time.perf_counter() - t
+            self.items += 1
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            self.finish += time.perf_counter() - t
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_terminal_summary(self, terminalreporter: Any) -> Any:
+        t = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            self.summary += time.perf_counter() - t
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_configure(self, config: Any) -> None:
+        self.configured = time.perf_counter()
+
+
+def floors(root: str) -> dict[str, float]:
+    """Seconds to readline every line of the campaign's files, and to also orjson.loads each."""
+    import orjson
+
+    paths = [os.path.join(top, n) for top, _, names in os.walk(root) for n in names if n.endswith(".jsonl")]
+    t = time.perf_counter()
+    lines = 0
+    for p in paths:
+        with open(p, "rb") as fh:
+            for _line in fh:
+                lines += 1
+    read = time.perf_counter() - t
+    loads = orjson.loads
+    t = time.perf_counter()
+    for p in paths:
+        with open(p, "rb") as fh:
+            for line in fh:
+                if line.strip():
+                    loads(line)
+    return {"readline floor": read, "decode floor": time.perf_counter() - t, "files": len(paths),
+            "lines": lines}  # fmt: skip
+
+
+TRIVIAL_CONFTEST = """
+import pytest
+
+class Nothing(pytest.Item):
+    def runtest(self):
+        pass
+
+class Items(pytest.File):
+    def collect(self):
+        for i in range(int(self.path.stem.split("-")[1])):
+            yield Nothing.from_parent(self, name=f"item{i}")
+
+def pytest_collect_file(file_path, parent):
+    if file_path.suffix == ".trivial":
+        return Items.from_parent(parent, path=file_path)
+"""
+
+
+def child(kind: str, target: str, tmp: str, more: list[str]) -> dict[str, Any]:
+    """One instrumented in-process pytest run: the plugin on a campaign, or pytest alone
+    on as many do-nothing items (``target``: how many)."""
+    cost = wrapper_cost()
+    if kind == "plugin":
+        instrument()
+        out = os.path.join(tmp, "report.json")
+        argv = [
+            "-p",
+            "no:cacheprovider",
+            f"--explore-suff={target}",
+            f"--explore-suff-json={out}",
+            "-q",
+            *more,
+        ]
+    else:
+        trivial = Path(tmp, "trivial")
+        trivial.mkdir()
+        (trivial / "conftest.py").write_text(TRIVIAL_CONFTEST)
+        items = trivial / f"items-{target}.trivial"
+        items.touch()
+        argv = ["-p", "no:cacheprovider", f"--rootdir={trivial}", str(items), "-q", *more]
+    phases = Phases()
+    t = time.perf_counter()
+    with open(os.path.join(tmp, f"{kind}.log"), "w") as log:
+        saved = sys.stdout
+        sys.stdout = log  # the per-item progress is pytest's cost too: written, to a file
+        try:
+            code = pytest.main(argv, plugins=[phases])
+        finally:
+            sys.stdout = saved
+    wall = time.perf_counter() - t
+    c = CLOCKS
+
+    def own(name: str, *inner: str) -> float:
+        """A clock's seconds less its inner clocks' and their wrappers' cost."""
+        total = c[name].total if name in c else 0.0
+        for i in inner:
+            if i in c:
+                total -= c[i].total + c[i].calls * cost
+        return total
+
+    def tot(name: str) -> float:
+        return c[name].total if name in c else 0.0
+
+    per_item = ("judge", "record", "spool", "shrink")
+    figures = {
+        "start-up": phases.configured - t - tot("discovery"),
+        "discovery: walk": tot("walk"),
+        "discovery: sniff": tot("sniff"),
+        "discovery: the rest": own("discovery", "walk", "sniff"),
+        "collection": phases.collection,
+        "reading lines": own("load", "decode"),
+        "decoding": tot("decode"),
+        "judging": tot("classify"),
+        "judge, the rest": own("judge", "load", "classify"),
+        "recording: record": tot("record"),
+        "recording: spool": tot("spool"),
+        "recording: shrink": tot("shrink"),
+        "pytest per item": phases.protocol - sum(tot(k) + c[k].calls * cost for k in per_item if k in c),
+        "end of session": phases.finish + phases.summary,
+    }
+    accounted = phases.configured - t + phases.collection + phases.protocol + phases.finish + phases.summary
+    figures["the rest"] = wall - accounted
+    figures["total"] = wall
+    figures["of which garbage collection"] = phases.gc
+    figures["items"] = phases.items
+    figures["exit"] = int(code)
+    figures["decoded lines"] = c["decode"].calls if "decode" in c else 0
+    figures["wrapper ns"] = cost * 1e9
+    if kind == "plugin":
+        figures.update(floors(target))
+    return figures
+
+
+ROWS = [
+    ("start-up", "start-up: pytest.main to the end of configure, less discovery"),
+    ("discovery: walk", "discovery: walk"),
+    ("discovery: sniff", "discovery: sniff (first lines of each file)"),
+    ("discovery: the rest", "discovery: the rest (grouping, naming)"),
+    ("collection", "collection (items from the discovered list)"),
+    ("reading lines", "reading lines (the readers' line loop, less decoding)"),
+    ("decoding", "decoding (jsonl.decode of the lines worth it)"),
+    ("judging", "judging (classify)"),
+    ("judge, the rest", "judge's own (options, opener, collector)"),
+    ("recording: record", "recording: report.record"),
+    ("recording: spool", "recording: spool (RecordStore.add)"),
+    ("recording: shrink", "recording: Shrinker (reports share what they repeat)"),
+    ("pytest per item", "pytest per item (protocol less the above: 3 reports, hooks, progress)"),
+    ("end of session", "end of session (report built and written, summary)"),
+    ("the rest", "the rest of pytest.main (runtest loop, exit)"),
+    ("total", "total (pytest.main)"),
+    ("of which garbage collection", "  of which the garbage collector (all phases)"),
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--campaign", help="an existing campaign directory (default: generate one)")
+    parser.add_argument("--small", type=int, default=10_000, help="small transcripts to generate")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--reps", type=int, default=3, help="runs of each (interleaved; medians shown)")
+    parser.add_argument(
+        "--pytest-args", default="", help="more pytest arguments, e.g. '-p no:hypothesispytest'"
+    )
+    parser.add_argument("--child", nargs=2, metavar=("KIND", "TARGET"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    more = shlex.split(args.pytest_args)
+    if args.child:
+        with tempfile.TemporaryDirectory(prefix="explore-suff-profile-") as tmp:
+            print(json.dumps(child(args.child[0], args.child[1], tmp, more)))
+        return 0
+
+    with tempfile.TemporaryDirectory(prefix="explore-suff-profile-") as tmp:
+        root = args.campaign
+        if root is None:
+            root = os.path.join(tmp, "small")
+            cmd = [sys.executable, str(HERE / "generate.py"), root, "--small", str(args.small), "--seed",
+                   str(args.seed)]  # fmt: skip
+            print(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip())
+        runs: dict[str, list[dict[str, Any]]] = {"plugin": [], "alone": []}
+        items = "0"
+        for rep in range(args.reps):
+            order = ["plugin", "alone"] if rep % 2 == 0 else ["alone", "plugin"]
+            for kind in order:
+                if kind == "alone" and items == "0":
+                    continue  # its size is the plugin's item count: after the first plugin run
+                target = root if kind == "plugin" else items
+                cmd = [sys.executable, __file__, "--child", kind, target, "--pytest-args", args.pytest_args]
+                done = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=tmp)
+                runs[kind].append(json.loads(done.stdout.strip().splitlines()[-1]))
+                if kind == "plugin":
+                    items = str(runs["plugin"][-1]["items"])
+            if rep == 0:  # pytest alone was skipped in the first round: run it now
+                cmd = [sys.executable, __file__, "--child", "alone", items, "--pytest-args", args.pytest_args]
+                done = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=tmp)
+                runs["alone"].append(json.loads(done.stdout.strip().splitlines()[-1]))
+
+    def med(kind: str, key: str) -> float:
+        return statistics.median(r[key] for r in runs[kind])
+
+    first = runs["plugin"][0]
+    n = int(first["items"]) or 1
+    print(f"{n} transcripts, {first['files']} files, {first['lines']} lines, "
+          f"{first['decoded lines']} decoded; "
+          f"pytest exit {first['exit']}; medians of {args.reps} runs, interleaved with pytest alone on {n} "
+          f"do-nothing items; timing wrapper {first['wrapper ns']:.0f} ns a call, subtracted")  # fmt: skip
+    width = max(len(label) for _, label in ROWS)
+    print(f"{'phase':<{width}}  {'plugin s':>8}  {'ms/transcript':>13}  {'share':>6}  {'alone ms/item':>13}")
+    total = med("plugin", "total")
+    for key, label in ROWS:
+        secs = med("plugin", key)
+        alone = (
+            f"{med('alone', key) / n * 1000:13.4f}"
+            if key in runs["alone"][0] and (runs["alone"][0][key] or key in ("pytest per item", "total"))
+            else ""
+        )
+        print(f"{label:<{width}}  {secs:8.3f}  {secs / n * 1000:13.4f}  {secs / total:6.1%}  {alone}")
+    read, decode = med("plugin", "readline floor"), med("plugin", "decode floor")
+    print(f"floors in the same process, the same files: readline every line "
+          f"{read / n * 1000:.4f} ms/transcript; "
+          f"readline + orjson.loads every line {decode / n * 1000:.4f} ms/transcript")  # fmt: skip
+    return 0 if all(r["exit"] == 0 for r in runs["plugin"]) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
