@@ -30,6 +30,7 @@ from .sources import (
     is_archive,
     is_transcript_name,
     logical_name,
+    open_head,
     open_path,
 )
 
@@ -80,7 +81,7 @@ def sniff(path: str, open_file: Opener = open_path) -> tuple[str | None, dict[st
     if logical_name(path).endswith(".json"):
         return sniff_document(path, open_file), None
     try:
-        with open_file(path) as fh:
+        with (open_head if open_file is open_path else open_file)(path) as fh:
             for _ in range(_SNIFF_LINES):
                 line = fh.readline(_SNIFF_LINE_BYTES)
                 if not line:
@@ -110,7 +111,7 @@ def sniff_document(path: str, open_file: Opener = open_path) -> str | None:
     (``{"sessionId": ..., "projectHash"/"messages": ...}``) or checkpoint (a list of
     ``{role, parts}``); None otherwise; `UNREADABLE` when it cannot be read."""
     try:
-        with open_file(path) as fh:
+        with (open_head if open_file is open_path else open_file)(path) as fh:
             head = fh.read(_SNIFF_DOCUMENT_BYTES)
     except (OSError, ArchiveError, *MEMBER_ERRORS):
         return UNREADABLE
