@@ -72,6 +72,13 @@ class Slim(Mapping[str, Any]):
             return getattr(self, key)
         return self.full()[key]
 
+    def get(self, key: str, default: Any = None) -> Any:
+        # Mapping's get goes through __getitem__ and a try: the aggregates call it for
+        # every record, several times.
+        if key in _KEPT:
+            return getattr(self, key)
+        return self.full().get(key, default)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self.full())
 
@@ -97,9 +104,10 @@ def _totals(runs: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
     (fields, sums): most records name the same fields, which are then shared."""
     sums: dict[str, list[Any]] = {}
     for run in runs:
-        if isinstance(run, Mapping):
+        if type(run) is dict or isinstance(run, Mapping):  # an ABC check is slow: plain dicts first
             for key, value in run.items():
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                kind = type(value)
+                if kind is int or kind is float or (kind is not bool and isinstance(value, (int, float))):
                     sums.setdefault(key, []).append(value)
     return tuple(sums), tuple(sum(values) for values in sums.values())
 
