@@ -105,11 +105,19 @@ def wrapper_cost() -> float:
     return sorted(rounds)[2]
 
 
-def instrument() -> None:
-    """Wrap the plugin's functions where their callers look them up."""
+def instrument(fine: bool) -> None:
+    """Wrap the plugin's functions where their callers look them up; ``fine``: also
+    the parts of the readers' line loop (one more wrapper per line)."""
     import pytest_explore_suff as pkg
-    from pytest_explore_suff import campaign, plugin, store
+    from pytest_explore_suff import campaign, events, plugin, readers, sources, store
     from pytest_explore_suff.readers import base
+
+    if fine:
+        sources.open_path = timed("open", sources.open_path)  # type: ignore[assignment]
+        base.worth_decoding = timed("scan", base.worth_decoding)  # type: ignore[assignment]
+        readers.Collector = timed("new collector", readers.Collector)  # type: ignore[assignment,misc]
+        for method in ("event", "run_summary", "end_run", "progress"):
+            setattr(events.Collector, method, timed("collector", getattr(events.Collector, method)))
 
     plugin.discover = timed("discovery", plugin.discover)  # type: ignore[assignment]
     campaign._walk = timed("walk", campaign._walk)  # type: ignore[assignment]
@@ -126,7 +134,8 @@ def instrument() -> None:
 class Phases:
     """pytest's phases, timed by outermost hook wrappers; and the garbage collector's time."""
 
-    def __init__(self) -> None:
+    def __init__(self, freeze: bool = False) -> None:
+        self.freeze = freeze
         self.gc = 0.0
         self._gc_start = 0.0
         gc.callbacks.append(self._gc)
@@ -150,6 +159,10 @@ class Phases:
             return (yield)
         finally:
             self.collection += time.perf_counter() - t
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        if self.freeze:  # the experiment: what plugin.py could do once the items exist
+            gc.freeze()
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
@@ -222,12 +235,12 @@ def pytest_collect_file(file_path, parent):
 """
 
 
-def child(kind: str, target: str, tmp: str, more: list[str]) -> dict[str, Any]:
+def child(kind: str, target: str, tmp: str, more: list[str], fine: bool, freeze: bool) -> dict[str, Any]:
     """One instrumented in-process pytest run: the plugin on a campaign, or pytest alone
     on as many do-nothing items (``target``: how many)."""
     cost = wrapper_cost()
     if kind == "plugin":
-        instrument()
+        instrument(fine)
         out = os.path.join(tmp, "report.json")
         argv = [
             "-p",
@@ -244,7 +257,7 @@ def child(kind: str, target: str, tmp: str, more: list[str]) -> dict[str, Any]:
         items = trivial / f"items-{target}.trivial"
         items.touch()
         argv = ["-p", "no:cacheprovider", f"--rootdir={trivial}", str(items), "-q", *more]
-    phases = Phases()
+    phases = Phases(freeze)
     t = time.perf_counter()
     with open(os.path.join(tmp, f"{kind}.log"), "w") as log:
         saved = sys.stdout
@@ -274,7 +287,11 @@ def child(kind: str, target: str, tmp: str, more: list[str]) -> dict[str, Any]:
         "discovery: sniff": tot("sniff"),
         "discovery: the rest": own("discovery", "walk", "sniff"),
         "collection": phases.collection,
-        "reading lines": own("load", "decode"),
+        "reading lines": own("load", "decode", "open", "scan", "new collector", "collector"),
+        "reading: open": tot("open"),
+        "reading: byte scan": tot("scan"),
+        "reading: new Collector": tot("new collector"),
+        "reading: feeding the collector": tot("collector"),
         "decoding": tot("decode"),
         "judging": tot("classify"),
         "judge, the rest": own("judge", "load", "classify"),
@@ -304,6 +321,10 @@ ROWS = [
     ("discovery: the rest", "discovery: the rest (grouping, naming)"),
     ("collection", "collection (items from the discovered list)"),
     ("reading lines", "reading lines (the readers' line loop, less decoding)"),
+    ("reading: open", "  of the loop: opening the file (--fine)"),
+    ("reading: byte scan", "  of the loop: worth_decoding's byte scan (--fine)"),
+    ("reading: new Collector", "  of the loop: a new Collector (--fine)"),
+    ("reading: feeding the collector", "  of the loop: Collector.event and run_summary (--fine)"),
     ("decoding", "decoding (jsonl.decode of the lines worth it)"),
     ("judging", "judging (classify)"),
     ("judge, the rest", "judge's own (options, opener, collector)"),
@@ -327,12 +348,15 @@ def main() -> int:
     parser.add_argument(
         "--pytest-args", default="", help="more pytest arguments, e.g. '-p no:hypothesispytest'"
     )
+    parser.add_argument("--fine", action="store_true", help="also split the line loop (more wrappers)")
+    parser.add_argument("--freeze", action="store_true",
+                        help="experiment: gc.freeze() once collected, in both runs")  # fmt: skip
     parser.add_argument("--child", nargs=2, metavar=("KIND", "TARGET"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     more = shlex.split(args.pytest_args)
     if args.child:
         with tempfile.TemporaryDirectory(prefix="explore-suff-profile-") as tmp:
-            print(json.dumps(child(args.child[0], args.child[1], tmp, more)))
+            print(json.dumps(child(args.child[0], args.child[1], tmp, more, args.fine, args.freeze)))
         return 0
 
     with tempfile.TemporaryDirectory(prefix="explore-suff-profile-") as tmp:
@@ -343,6 +367,8 @@ def main() -> int:
                    str(args.seed)]  # fmt: skip
             print(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip())
         runs: dict[str, list[dict[str, Any]]] = {"plugin": [], "alone": []}
+        flags = ["--pytest-args", args.pytest_args, *(["--fine"] if args.fine else []),
+                 *(["--freeze"] if args.freeze else [])]  # fmt: skip
         items = "0"
         for rep in range(args.reps):
             order = ["plugin", "alone"] if rep % 2 == 0 else ["alone", "plugin"]
@@ -350,13 +376,13 @@ def main() -> int:
                 if kind == "alone" and items == "0":
                     continue  # its size is the plugin's item count: after the first plugin run
                 target = root if kind == "plugin" else items
-                cmd = [sys.executable, __file__, "--child", kind, target, "--pytest-args", args.pytest_args]
+                cmd = [sys.executable, __file__, "--child", kind, target, *flags]
                 done = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=tmp)
                 runs[kind].append(json.loads(done.stdout.strip().splitlines()[-1]))
                 if kind == "plugin":
                     items = str(runs["plugin"][-1]["items"])
             if rep == 0:  # pytest alone was skipped in the first round: run it now
-                cmd = [sys.executable, __file__, "--child", "alone", items, "--pytest-args", args.pytest_args]
+                cmd = [sys.executable, __file__, "--child", "alone", items, *flags]
                 done = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=tmp)
                 runs["alone"].append(json.loads(done.stdout.strip().splitlines()[-1]))
 
@@ -373,6 +399,8 @@ def main() -> int:
     print(f"{'phase':<{width}}  {'plugin s':>8}  {'ms/transcript':>13}  {'share':>6}  {'alone ms/item':>13}")
     total = med("plugin", "total")
     for key, label in ROWS:
+        if key.startswith("reading: ") and not args.fine:
+            continue
         secs = med("plugin", key)
         alone = (
             f"{med('alone', key) / n * 1000:13.4f}"
