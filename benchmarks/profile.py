@@ -47,11 +47,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from run import TRIVIAL_CONFTEST  # this script's folder is on sys.path
 
 HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
@@ -152,13 +153,17 @@ class Phases:
         else:
             self.gc += time.perf_counter() - self._gc_start
 
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_collection(self, session: Any) -> Any:
+    def _span(self, attr: str) -> Generator[None, Any, Any]:
+        """A hook wrapper's body: adds the time of what it wraps to ``attr``."""
         t = time.perf_counter()
         try:
             return (yield)
         finally:
-            self.collection += time.perf_counter() - t
+            setattr(self, attr, getattr(self, attr) + time.perf_counter() - t)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_collection(self, session: Any) -> Any:
+        return (yield from self._span("collection"))
 
     def pytest_collection_finish(self, session: Any) -> None:
         if self.freeze:  # the experiment: what plugin.py could do once the items exist
@@ -166,28 +171,16 @@ class Phases:
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> Any:
-        t = time.perf_counter()
-        try:
-            return (yield)
-        finally:
-            self.protocol += time.perf_counter() - t
-            self.items += 1
+        self.items += 1
+        return (yield from self._span("protocol"))
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: Any, exitstatus: Any) -> Any:
-        t = time.perf_counter()
-        try:
-            return (yield)
-        finally:
-            self.finish += time.perf_counter() - t
+        return (yield from self._span("finish"))
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter: Any) -> Any:
-        t = time.perf_counter()
-        try:
-            return (yield)
-        finally:
-            self.summary += time.perf_counter() - t
+        return (yield from self._span("summary"))
 
     @pytest.hookimpl(trylast=True)
     def pytest_configure(self, config: Any) -> None:
@@ -215,24 +208,6 @@ def floors(root: str) -> dict[str, float]:
                     loads(line)
     return {"readline floor": read, "decode floor": time.perf_counter() - t, "files": len(paths),
             "lines": lines}  # fmt: skip
-
-
-TRIVIAL_CONFTEST = """
-import pytest
-
-class Nothing(pytest.Item):
-    def runtest(self):
-        pass
-
-class Items(pytest.File):
-    def collect(self):
-        for i in range(int(self.path.stem.split("-")[1])):
-            yield Nothing.from_parent(self, name=f"item{i}")
-
-def pytest_collect_file(file_path, parent):
-    if file_path.suffix == ".trivial":
-        return Items.from_parent(parent, path=file_path)
-"""
 
 
 def child(kind: str, target: str, tmp: str, more: list[str], fine: bool, freeze: bool) -> dict[str, Any]:
@@ -320,7 +295,7 @@ ROWS = [
     ("discovery: sniff", "discovery: sniff (first lines of each file)"),
     ("discovery: the rest", "discovery: the rest (grouping, naming)"),
     ("collection", "collection (items from the discovered list)"),
-    ("reading lines", "reading lines (the readers' line loop, less decoding)"),
+    ("reading lines", "reading lines (the readers' line loop less decoding, less the parts below)"),
     ("reading: open", "  of the loop: opening the file (--fine)"),
     ("reading: byte scan", "  of the loop: worth_decoding's byte scan (--fine)"),
     ("reading: new Collector", "  of the loop: a new Collector (--fine)"),
