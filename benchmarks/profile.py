@@ -1,37 +1,43 @@
 #!/usr/bin/env python3
 """Where a run on many small transcripts spends its time, phase by phase.
 
-    .venv/bin/python benchmarks/profile.py                  # generates 10,000 small transcripts
-    .venv/bin/python benchmarks/profile.py --small 2000 --pytest-args "-p no:hypothesispytest"
-    .venv/bin/python benchmarks/profile.py --campaign DIR   # an existing campaign
+    .venv/bin/python benchmarks/profile.py --pytest-args "-p no:hypothesispytest"   # 10,000 small
+    .venv/bin/python benchmarks/profile.py --small 2000 --reps 1 --fine
+    .venv/bin/python benchmarks/profile.py --campaign DIR --freeze   # an existing campaign
 
-Not cProfile: its per-call cost, on a function called once per line, would
-distort what it measures. Instead the run is one in-process ``pytest.main``
-(``-p no:cacheprovider --explore-suff=DIR --explore-suff-json=F -q``) with
-timing wrappers around the plugin's own functions, each counting its calls,
-and a hook wrapper around pytest's phases:
+Not cProfile: its per-call cost, on functions called once per line, would
+distort what it measures. Each repetition is one fresh process running one
+in-process ``pytest.main`` (``-p no:cacheprovider --explore-suff=DIR
+--explore-suff-json=F -q``; the per-item progress goes to a file) with timing
+wrappers around the plugin's own functions, each counting its calls, and hook
+wrappers around pytest's phases:
 
-- start-up: from this script's start to the plugin's ``pytest_configure``, less
-  discovery (imports, plugin loading, option parsing);
-- discovery: ``campaign.discover``, split into the walk (``_walk``) and the
-  sniff of each file's first lines (``sniff``);
+- start-up: ``pytest.main`` up to the end of configure, less discovery (plugin
+  loading, option parsing; the imports of this script came before);
+- discovery: ``campaign.discover``, split into the walk (``_walk``), the sniff
+  of each file's first lines (``sniff``), and the rest (grouping, naming);
 - collection: pytest's collection, the items built from the discovered list;
 - reading lines: the readers' ``load`` less the decoding below (the line loop:
   ``readline``, strip, the byte scan that skips lines, feeding the collector);
+  ``--fine`` splits out opening the file, the byte scan (``worth_decoding``),
+  making the ``Collector`` and feeding it (``Collector.event``, ...);
 - decoding: ``jsonl.decode`` as the readers call it, per decoded line;
 - judging: ``classify`` (the rules), on the collector;
-- recording: ``report.record`` (the record on the item) and ``RecordStore.add``
-  (encoding it and writing it to the spool);
-- pytest per item: ``pytest_runtest_protocol`` less all of the above (setup, call
-  and teardown, three reports, every plugin's hooks, the terminal's progress);
-- end of session: building and writing the report, the summary.
+- recording: ``report.record`` (the record on the item), ``RecordStore.add``
+  (encoding it, writing it to the spool) and the ``Shrinker``;
+- pytest per item: ``pytest_runtest_protocol`` less all of the above (setup,
+  call and teardown, three reports, every plugin's hooks, the progress);
+- end of session: building and writing the report, the summary;
+- and, across all of them, the garbage collector (``gc.callbacks``).
 
-Each wrapper costs a little (measured here on a no-op, and subtracted from the
-phase that contains the wrapped calls); the decode wrapper runs once per
-decoded line. Figures are ms per transcript, and the share of the whole.
-A standalone read of every line of the same files (``readline`` only, then
-``orjson.loads`` of every line) gives the floors to read the first two phases
-against.
+Each wrapper's cost (measured on a no-op) is subtracted from the phase that
+holds the wrapped calls. Interleaved with those runs, pytest alone runs on as
+many do-nothing items (``run.py``'s conftest), timed the same way: its column
+is what pytest costs per item without the plugin. ``--freeze`` is an
+experiment: both runs call ``gc.freeze()`` once collection is done. Figures
+are medians over ``--reps``, in ms per transcript; the floors below the table
+(``readline`` of every line of the same files; then ``orjson.loads`` of each)
+are measured in the plugin's process after its run.
 """
 
 from __future__ import annotations
