@@ -45,6 +45,9 @@ install; ``--inherit-env`` measures the current environment as is.
 ``--pytest-args`` appends to every pytest command (``-p no:hypothesispytest``
 measures without the hypothesis plugin a test venv carries).
 
+Wall time gates; CPU time (user + system, workers included) is shown beside
+each ratio, as a busy machine changes it less.
+
 The plugin's verdicts are also checked against the generator's truth file, and
 the ``-n 2`` report against the ``-n 0`` one. Exit status: 1 when a command
 failed or (not with ``--quick``, whose sizes make timing noise) a target was
@@ -132,6 +135,7 @@ class Measure:
     walls: list[float] = field(default_factory=list)
     rss_kb: list[int] = field(default_factory=list)
     tree_kb: list[int] = field(default_factory=list)  # sampled peak of the sum over the process tree
+    cpus: list[float] = field(default_factory=list)  # user + system seconds, workers included
     summary: str = ""
     exit_codes: list[int] = field(default_factory=list)
     cmd: list[str] = field(default_factory=list)
@@ -207,7 +211,8 @@ def parse_sizes(text: str | None, base: dict[str, float]) -> dict[str, float]:
     return sizes
 
 
-#: Runs a command and writes "wall-seconds max-rss-kb" of it to a file. A child forked from
+#: Runs a command and writes "wall-seconds max-rss-kb cpu-seconds" of it to a file (CPU: user
+#: and system time of the command and the children it waited for, xdist's workers). A child forked from
 #: this script would inherit its memory (the generator's truth files): the kernel counts
 #: that in the child's peak RSS even after exec. Forked from this small fresh process, the
 #: command's peak RSS is its own (with -n, the largest of it and its workers).
@@ -219,7 +224,7 @@ pid = os.posix_spawnp(cmd[0], cmd, os.environ)
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - t0
 with open(out, "w") as fh:
-    fh.write(f"{wall} {usage.ru_maxrss}")
+    fh.write(f"{wall} {usage.ru_maxrss} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -249,10 +254,10 @@ def _tree_rss_kb(root: int) -> int:
 
 def run_timed(
     cmd: list[str], log: Path, cwd: Path, env: dict[str, str], *, tree: bool = False
-) -> tuple[float, int, int, int]:
+) -> tuple[float, int, int, int, float]:
     """(wall seconds, exit code, max RSS in KB of the command's largest process, peak KB
-    of the sum over the command and its children: xdist's workers). ``tree``: sample
-    that sum every 0.1 s (a little CPU); otherwise it is the largest process's."""
+    of the sum over the command and its children: xdist's workers, CPU seconds). ``tree``:
+    sample that sum every 0.1 s (a little CPU); otherwise it is the largest process's."""
     figures = log.with_suffix(".figures")
     with open(log, "wb") as out:
         proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, str(figures), *cmd], cwd=cwd,
@@ -272,11 +277,11 @@ def run_timed(
         if tree:
             sampler.join()
     try:
-        wall_text, rss_text = figures.read_text().split()
+        wall_text, rss_text, cpu_text = figures.read_text().split()
     except (OSError, ValueError):  # the launcher itself failed: say so through the exit code
-        return 0.0, code or 1, 0, 0
+        return 0.0, code or 1, 0, 0, 0.0
     rss = int(rss_text)
-    return float(wall_text), code, rss, max(peak[0], rss)
+    return float(wall_text), code, rss, max(peak[0], rss), float(cpu_text)
 
 
 def last_line(log: Path) -> str:
@@ -475,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
         for m in measures:
             # --quick: one plugin and one floor run compile and cache what all need
             if m.campaign != "huge" and (not args.quick or (m.campaign == "base")):
-                wall, code, _, _ = run_timed(m.cmd, workdir / "logs" / "warmup.log", cwd, env)
+                wall, code, _, _, _ = run_timed(m.cmd, workdir / "logs" / "warmup.log", cwd, env)
                 print(f"{m.campaign:>5} {m.name:<12} {wall:7.2f} s  exit {code}")
 
         print("\n== measuring")
@@ -487,7 +492,8 @@ def main(argv: list[str] | None = None) -> int:
             cells = []
             for m in order:
                 log = workdir / "logs" / f"{m.campaign}-{m.name.replace(' ', '')}-{rep}.log"
-                wall, code, rss, tree = run_timed(m.cmd, log, cwd, env, tree=bool(m.extra))
+                wall, code, rss, tree, cpu = run_timed(m.cmd, log, cwd, env, tree=bool(m.extra))
+                m.cpus.append(cpu)
                 m.walls.append(wall)
                 m.rss_kb.append(rss)
                 m.tree_kb.append(tree)
@@ -505,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
             return next((m for m in measures if m.campaign == campaign and m.name == name), None)
 
         med = {(m.campaign, m.name): statistics.median(m.walls) for m in measures}
+        # CPU seconds (user + system): what a busy neighbour changes less than wall time.
+        cpu = {(m.campaign, m.name): statistics.median(m.cpus) for m in measures}
 
         print("\n== raw figures (seconds of wall time; max RSS of the process; with -n, also the "
               "sampled peak of the sum over the controller and its workers)")  # fmt: skip
@@ -515,13 +523,13 @@ def main(argv: list[str] | None = None) -> int:
             rows.append([
                 m.campaign, f"{c.bytes / 1e6:.1f} MB / {c.transcripts}" if c else "no items", m.name,
                 str(len(m.walls)), fmt_s(wall), fmt_s(min(m.walls)), fmt_s(max(m.walls)),
-                f"{statistics.median(m.rss_kb) / 1024:.0f} MB"
+                fmt_s(statistics.median(m.cpus)), f"{statistics.median(m.rss_kb) / 1024:.0f} MB"
                 + (f" (sum {statistics.median(m.tree_kb) / 1024:.0f})" if m.extra else ""),
                 f"{c.bytes / 1e6 / wall:.1f}" if c else "",
                 ",".join(map(str, sorted(set(m.exit_codes)))), m.summary[:60],
             ])  # fmt: skip
         print(table(rows, ["campaign", "size / transcripts", "command", "n", "median", "min", "max",
-                           "max RSS", "MB/s", "exit", "output (last line)"]))  # fmt: skip
+                           "CPU", "max RSS", "MB/s", "exit", "output (last line)"]))  # fmt: skip
 
         print("\n== targets")
         results: list[list[str]] = []
@@ -548,10 +556,11 @@ def main(argv: list[str] | None = None) -> int:
             tp, ta, tf = med[("small", "plugin")], med[("small", "pytest alone")], med[("small", "floor")]
             ratio = tp / (ta + tf)
             per_rep = [a / (b + c) for a, b, c in zip(p.walls, alone.walls, f.walls, strict=True)]
+            cpu_ratio = cpu[("small", "plugin")] / (cpu[("small", "pytest alone")] + cpu[("small", "floor")])
             results.append([
                 f"{n_small} small transcripts: plugin / (pytest alone on {n_small} do-nothing items + floor)",
-                f"{ratio:.2f}x ({tp:.2f} s against {ta:.2f} + {tf:.2f} s; {paired(per_rep)})", "<= 1.3",
-                verdict(ratio <= 1.3),
+                f"{ratio:.2f}x ({tp:.2f} s against {ta:.2f} + {tf:.2f} s; {paired(per_rep)}; "
+                f"CPU time {cpu_ratio:.2f}x)", "<= 1.3", verdict(ratio <= 1.3),
             ])  # fmt: skip
             results.append(["(context) what the plugin spends beyond both floors, per transcript",
                             f"{(tp - ta - tf) / n_small * 1000:.3f} ms", "", "info"])  # fmt: skip
@@ -582,9 +591,11 @@ def main(argv: list[str] | None = None) -> int:
             ratio = (tp - startup) / tf
             per_rep = [(a - b) / c for a, b, c in zip(p.walls, up.walls, f.walls, strict=True)]
             mb = campaigns["heavy"].bytes / 1e6
+            cpu_ratio = (cpu[("heavy", "plugin")] - cpu[("empty", "start-up")]) / cpu[("heavy", "floor")]
             results.append([f"{mb:.0f} MB explore-heavy: (plugin - empty start-up) / floor",
                             f"{ratio:.2f}x ({tp:.2f} - {startup:.2f} s against {tf:.2f} s; "
-                            f"{paired(per_rep)})", "<= 1.5", verdict(ratio <= 1.5)])  # fmt: skip
+                            f"{paired(per_rep)}; CPU time {cpu_ratio:.2f}x)", "<= 1.5",
+                            verdict(ratio <= 1.5)])  # fmt: skip
         p, f = get("big", "plugin"), get("big", "floor")
         if p and f:
             tp, tf = med[("big", "plugin")], med[("big", "floor")]
