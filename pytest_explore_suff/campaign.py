@@ -30,6 +30,7 @@ from .sources import (
     is_archive,
     is_transcript_name,
     logical_name,
+    open_head,
     open_path,
 )
 
@@ -85,7 +86,7 @@ def sniff(path: str, open_file: Opener = open_path) -> tuple[str | None, dict[st
         m = _SESSION_ID_VALUE.search(head[0]) if kind == "gemini" and head else None
         return kind, ({"sessionId": m.group(1).decode("utf-8", "replace")} if m else None)
     try:
-        with open_file(path) as fh:
+        with (open_head if open_file is open_path else open_file)(path) as fh:
             for _ in range(_SNIFF_LINES):
                 line = fh.readline(_SNIFF_LINE_BYTES)
                 if not line:
@@ -116,7 +117,7 @@ def sniff_document(path: str, open_file: Opener = open_path, keep: list[bytes] |
     ``{role, parts}``); None otherwise; `UNREADABLE` when it cannot be read. The bytes
     read are appended to ``keep``."""
     try:
-        with open_file(path) as fh:
+        with (open_head if open_file is open_path else open_file)(path) as fh:
             head = fh.read(_SNIFF_DOCUMENT_BYTES)
     except (OSError, ArchiveError, *MEMBER_ERRORS):
         return UNREADABLE

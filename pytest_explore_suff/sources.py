@@ -63,6 +63,20 @@ def open_path(path: str) -> BinaryIO:
     return open(path, "rb", buffering=BUFFER)
 
 
+#: What reading a file's first lines (sniffing) reads at a time. A transcript's first
+#: lines are a few KB; with `BUFFER` the first readline would read a megabyte of
+#: every file, most of it again when the file is judged.
+HEAD_BUFFER = 1 << 14
+
+
+def open_head(path: str) -> BinaryIO:
+    """A file of a directory campaign, for its first lines only (sniffing): `open_path`
+    with a small buffer."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb", buffering=HEAD_BUFFER)
+
+
 class IndexedGzip(io.RawIOBase):
     """A gzip file with random access: a checkpoint every `SPAN` uncompressed bytes.
 

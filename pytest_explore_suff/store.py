@@ -33,6 +33,8 @@ class Slim(Mapping[str, Any]):
     """
 
     __slots__ = (
+        "_at",
+        "_size",
         "_store",
         "_total_keys",
         "_totals",
@@ -49,7 +51,9 @@ class Slim(Mapping[str, Any]):
         "tools",
     )  # fmt: skip
 
-    def __init__(self, rec: Mapping[str, Any], store: RecordStore) -> None:
+    def __init__(self, rec: Mapping[str, Any], store: RecordStore, at: int, size: int) -> None:
+        self._at = at  # where the spool holds the record's bytes
+        self._size = size
         self.path: str = rec["path"]
         self.arm: str = _intern(rec["arm"])
         self.group: str = _intern(rec["group"])
@@ -75,6 +79,13 @@ class Slim(Mapping[str, Any]):
             return getattr(self, key)
         return self.full()[key]
 
+    def get(self, key: str, default: Any = None) -> Any:
+        # Mapping's get goes through __getitem__ and a try: the aggregates call it for
+        # every record, several times.
+        if key in _KEPT:
+            return getattr(self, key)
+        return self.full().get(key, default)
+
     def __iter__(self) -> Iterator[str]:
         return iter(self.full())
 
@@ -87,7 +98,7 @@ class Slim(Mapping[str, Any]):
 
     def raw(self) -> bytes:
         """The record as the JSON report holds it (an element of ``transcripts``)."""
-        return self._store.raw(self.path)
+        return self._store.read(self._at, self._size, self.path)
 
 
 def _intern(text: Any) -> Any:
@@ -100,9 +111,10 @@ def _totals(runs: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
     (fields, sums): most records name the same fields, which are then shared."""
     sums: dict[str, list[Any]] = {}
     for run in runs:
-        if isinstance(run, Mapping):
+        if type(run) is dict or isinstance(run, Mapping):  # an ABC check is slow: plain dicts first
             for key, value in run.items():
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                kind = type(value)
+                if kind is int or kind is float or (kind is not bool and isinstance(value, (int, float))):
                     sums.setdefault(key, []).append(value)
     return tuple(sums), tuple(sum(values) for values in sums.values())
 
@@ -117,35 +129,37 @@ class RecordStore:
         self._file = tempfile.TemporaryFile(prefix="explore-suff-records-", dir=directory)  # noqa: SIM115
         self._end = 0
         self._dirty = False
-        self._index: dict[str, tuple[int, int]] = {}
-        self._slim: dict[str, Slim] = {}
+        self._slim: dict[str, Slim] = {}  # each knows where the spool holds its record
         self._shared: dict[Any, dict[str, Any]] = {}
         self._keys: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def add(self, rec: Mapping[str, Any]) -> None:
         data = indented(rec)  # encode first: a record that cannot be encoded fails here, not at the end
         path = rec["path"]
+        at = self._end
         self._file.write(data)
-        self._index[path] = (self._end, len(data))
         self._end += len(data)
         self._dirty = True
-        self._slim[path] = Slim(rec, self)
+        self._slim[path] = Slim(rec, self, at, len(data))
 
     def __len__(self) -> int:
-        return len(self._index)
+        return len(self._slim)
 
     def __contains__(self, path: object) -> bool:
-        return path in self._index
+        return path in self._slim
 
     def records(self) -> list[Slim]:
         """Every record, in arrival order (the first arrival of a path)."""
         return list(self._slim.values())
 
     def raw(self, path: str) -> bytes:
+        return self._slim[path].raw()
+
+    def read(self, at: int, size: int, path: str) -> bytes:
+        """The ``size`` bytes of ``path``'s record at offset ``at`` of the spool."""
         if self._dirty:
             self._file.flush()
             self._dirty = False
-        at, size = self._index[path]
         data = os.pread(self._file.fileno(), size, at)
         if len(data) != size:  # pragma: no cover - our own temporary file, cut short
             raise OSError(f"the record spool lost the record of {path}")
