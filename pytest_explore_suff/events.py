@@ -87,6 +87,16 @@ def result_text(content: Any) -> str:
     return ""
 
 
+def texts_of(content: Any) -> str:
+    """A message's text: a string, or the ``text`` of its items with nothing between them
+    (an answer of Codex or Gemini, a Codex item's words)."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+
+
 def family(name: str, spec: ToolSpec) -> str:
     """The occupancy family of a tool (M2: the configured family, each agent's notions)."""
     if spec.family in name:

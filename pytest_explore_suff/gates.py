@@ -54,20 +54,24 @@ class Gate:
         return f"--{self.op}-{self.metric.replace('_', '-')}"
 
 
-def parse_threshold(text: str) -> tuple[str | None, float]:
-    """``0.5`` or ``ARM:0.5`` -> (arm, fraction); raises ArgumentTypeError."""
+def _arm_value(text: str, expected: str) -> tuple[str | None, float]:
+    """``VALUE`` or ``ARM:VALUE`` -> (arm, the number); ``expected`` says what a bad one should be."""
     arm, sep, value = text.rpartition(":")
     try:
-        frac = float(value)
+        number = float(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected FRAC or ARM:FRAC with FRAC between 0 and 1 (e.g. 0.5 or with:0.5)"
-        ) from None
-    if not 0.0 <= frac <= 1.0 or frac != frac:
-        raise argparse.ArgumentTypeError(f"{text!r}: the fraction must be between 0 and 1")
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {expected}") from None
     if sep and not arm:
         raise argparse.ArgumentTypeError(f"{text!r}: empty arm name before ':'")
-    return (arm or None), frac
+    return (arm or None), number
+
+
+def parse_threshold(text: str) -> tuple[str | None, float]:
+    """``0.5`` or ``ARM:0.5`` -> (arm, fraction); raises ArgumentTypeError."""
+    arm, frac = _arm_value(text, "FRAC or ARM:FRAC with FRAC between 0 and 1 (e.g. 0.5 or with:0.5)")
+    if not 0.0 <= frac <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the fraction must be between 0 and 1")
+    return arm, frac
 
 
 @dataclass
@@ -144,18 +148,10 @@ class Outcome:
 
 def parse_growth(text: str) -> tuple[str | None, float]:
     """``0.2`` or ``ARM:0.2`` -> (arm, relative growth >= 0); raises ArgumentTypeError."""
-    arm, sep, value = text.rpartition(":")
-    try:
-        frac = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r}: expected FRAC or ARM:FRAC, a relative growth such as 0.2 (20%)"
-        ) from None
-    if not frac >= 0.0 or frac == float("inf"):
+    arm, growth = _arm_value(text, "FRAC or ARM:FRAC, a relative growth such as 0.2 (20%)")
+    if not 0.0 <= growth < float("inf"):
         raise argparse.ArgumentTypeError(f"{text!r}: the growth must be a number >= 0")
-    if sep and not arm:
-        raise argparse.ArgumentTypeError(f"{text!r}: empty arm name before ':'")
-    return (arm or None), frac
+    return arm, growth
 
 
 def _targets(gate: Gate, arms: dict[str, dict[str, Any]]) -> list[str]:

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ..events import RACE_MARKER, Collector, compact_json
+from ..events import RACE_MARKER, Collector, compact_json, texts_of
 from .base import TranscriptError, events, unlinked_child, unlinked_delegation
 
 #: ``type`` of a current-shape line.
@@ -218,15 +218,6 @@ def _joined(items: list[Any]) -> str:
     return "\n".join(str(b["text"]) for b in items if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
-def _message_text(content: Any) -> str:
-    """The text of a ``message`` item: a string, or its content items' texts."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-
-
 def timestamp_ms(value: Any) -> float | None:
     if not isinstance(value, str) or not value:
         return None
@@ -353,11 +344,11 @@ class _Rollout:
         elif kind in ("local_shell_call", "web_search_call"):
             timeline.add(len(compact_json(item.get("action"))))
         elif kind == "message":
-            timeline.add(len(_message_text(item.get("content"))))
+            timeline.add(len(texts_of(item.get("content"))))
         elif kind == "reasoning":
             summary = item.get("summary")
             if isinstance(summary, list):
-                timeline.add(len(_message_text(summary)))
+                timeline.add(len(texts_of(summary)))
 
     def measured(self, info: dict[str, Any]) -> None:
         """A ``token_count``: the prompt size of the request it reports (a repeat of the previous
@@ -466,7 +457,7 @@ class _Rollout:
         elif kind == "message":
             if item.get("role") == "assistant":
                 self.message_id()  # text of the model's response: the calls after it share its id
-                said = _message_text(item.get("content"))
+                said = texts_of(item.get("content"))
                 if said.strip() and self.main:
                     self.c.last_text = said  # the answer, when it is the last one (metrics.md)
             else:

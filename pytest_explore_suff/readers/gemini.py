@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..events import Collector, compact_json
+from ..events import Collector, compact_json, texts_of
 from ..jsonl import Undecodable, decode
 from ..sources import ArchiveError, logical_name
 from .base import (
@@ -240,15 +240,6 @@ def _next_stamp(messages: list[Any], i: int) -> float | None:
     return None
 
 
-def _answer_text(content: Any) -> str:
-    """A message's text as the answer: its ``content`` string, or the ``text`` of its parts."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    return "".join(p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-
-
 class _Session:
     def __init__(self, collector: Collector) -> None:
         self.c = collector
@@ -280,7 +271,7 @@ class _Session:
             if not isinstance(m, dict) or m.get("type") != "gemini":
                 continue
             self.turns += 1
-            said = _answer_text(m.get("content"))
+            said = texts_of(m.get("content"))
             if said.strip() and self.thread == "main":
                 self.c.last_text = said  # the answer, when it is the last one (metrics.md)
             tokens = m.get("tokens")
@@ -327,14 +318,14 @@ class _Session:
         timeline = self.c.timeline
         kind = m.get("type")
         if kind == "user":
-            timeline.add(len(_answer_text(m.get("content"))))
+            timeline.add(len(texts_of(m.get("content"))))
         if kind != "gemini":
             return
         tokens = m.get("tokens")
         prompt = tokens.get("input") if isinstance(tokens, dict) else None
         if isinstance(prompt, int) and not isinstance(prompt, bool):
             timeline.request(prompt)
-        timeline.add(len(_answer_text(m.get("content"))))
+        timeline.add(len(texts_of(m.get("content"))))
         calls = m.get("toolCalls")
         if not isinstance(calls, list):
             return
@@ -363,7 +354,7 @@ class _Session:
             role = content.get("role")
             if role == "model":
                 self.turns += 1
-                said = _answer_text(parts)
+                said = texts_of(parts)
                 if said.strip() and self.thread == "main":
                     self.c.last_text = said
                 msg = f"#gemini-content-{i}"
