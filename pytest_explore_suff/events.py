@@ -325,10 +325,13 @@ class Collector:
             agent = tool_use_result.get("agentId")
             if isinstance(agent, str) and agent not in self.agent_links:
                 self.agent_links[agent] = tid
+        keep = self.keep_texts or tid in self.wanted
+        if not keep and tid in self.seen_tool_ids:
+            return  # its call is known and no verdict reads its result: nothing to hold
         if tid not in self.results:
             # Only the results a verdict reads keep their text: every line is decoded
             # for the metrics, and a transcript's Read outputs need not stay in memory.
-            keep = self.keep_texts or tid in self.wanted
+            # One that comes before its call is remembered, so the re-read can find it.
             self.results[tid] = Result(text if keep else "", block.get("is_error") is True, keep)
             # On the re-read (keep_texts) a result can precede its call: not yet wanted,
             # but an explore response all the same, whose metric text must be kept too.

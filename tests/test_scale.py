@@ -15,7 +15,7 @@ from pathlib import Path
 
 import orjson
 import pytest
-from builders import ab_campaign, allocation_run, no_explore_run, sufficient_run
+from builders import Run, ab_campaign, allocation_run, no_explore_run, response, sufficient_run
 
 from pytest_explore_suff import judge
 from pytest_explore_suff.document import Coverage, Options, build
@@ -288,3 +288,15 @@ def test_the_controller_lets_go_of_the_campaign_list_once_workers_have_it(pytest
     result = pytester.runpytest_subprocess(f"--explore-suff={root}", "-n", "2")
     result.assert_outcomes(passed=3)
     assert sorted((pytester.path / "held.txt").read_text().splitlines()) == ["gw0 False", "gw1 False"]
+
+
+def test_results_no_verdict_reads_are_not_held_though_every_line_is_decoded(tmp_path):
+    # Every main-thread line is decoded for occupancy; a Read's output still leaves memory
+    # with its line (the collector keeps the results a verdict reads, and early ones).
+    run = Run()
+    run.step(run.explore("q"), response(["lib/a.js"]))
+    for i in range(200):
+        run.step(run.use("Read", file_path=f"/t/lib/f{i}.js"), "x" * 1000)
+    verdict, collector = judge("stream-json", [run.write(tmp_path / "run-x.jsonl")])
+    assert verdict.answered == 1 and collector.skipped_results == 0
+    assert list(collector.results) == [run.events[1]["message"]["content"][0]["id"]]
