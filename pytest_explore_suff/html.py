@@ -37,7 +37,7 @@ from .buckets import BUCKETS, KEYS
 from .gates import METRIC_WORDS
 from .occupancy import FAMILIES
 from .report import write_bytes_atomic
-from .terminal import arm_table, clean
+from .terminal import allocation_table, arm_table, clean, occupancy_table
 
 #: Okabe-Ito colours (safe for the common colour-vision deficiencies), worst bucket
 #: vermillion, best bluish green; every chart, chip and legend uses these.
@@ -1073,9 +1073,11 @@ def context(document: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def arm_summary(arms: Mapping[str, Any], pooled: Mapping[str, Any]) -> str:
-    """The per-arm table as pytest-html's summary shows it: the terminal's table, escaped."""
+    """The per-arm tables as pytest-html's summary shows them: the terminal's, escaped
+    (the buckets, then allocation and occupancy where the arms have them)."""
     table = arm_table(dict(arms), dict(pooled)) if arms else "no classified transcripts"
-    return str(Markup("<h2>Explore sufficiency</h2><pre>{}</pre>").format(table))
+    blocks = [b for b in (allocation_table(dict(arms)), occupancy_table(dict(arms))) if b is not None]
+    return str(Markup("<h2>Explore sufficiency</h2><pre>{}</pre>").format("\n\n".join([table, *blocks])))
 
 
 def render_html(document: Mapping[str, Any]) -> str:

@@ -393,6 +393,15 @@ def test_pytest_html_gets_the_per_arm_summary(pytester: pytest.Pytester) -> None
     assert "headless-with" in page and "moved on / answered" in page
 
 
+def test_pytest_html_gets_the_metric_tables_too(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("pytest_html")
+    campaign = metrics_campaign(pytester.path / "camp")
+    pytester.runpytest(f"--explore-suff={campaign}", "--html=ph.html", "--self-contained-html")
+    page = (pytester.path / "ph.html").read_text(encoding="utf-8")
+    assert "allocation efficiency (share of returned characters" in page
+    assert "residual context occupancy at the end" in page and "retrieval residual" in page
+
+
 # -- allocation efficiency and residual context occupancy (#19) ---------------------------------------
 
 
