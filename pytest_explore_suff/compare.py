@@ -65,15 +65,16 @@ def compare_metrics(records: list[dict[str, Any]], a: str, b: str) -> dict[str, 
     ra = [r for r in records if r["status"] == "classified" and r["arm"] == a]
     rb = [r for r in records if r["status"] == "classified" and r["arm"] == b]
 
-    def residuals(recs: list[dict[str, Any]]) -> dict[str, list[float]]:
+    briefs_a, briefs_b = [brief_of(r) for r in ra], [brief_of(r) for r in rb]
+
+    def residuals(recs: list[dict[str, Any]], briefs: list[Any]) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {}
-        for r in recs:
-            value = brief_of(r)[9]
-            if value is not None:
-                out.setdefault(r["group"], []).append(value)
+        for r, brief in zip(recs, briefs, strict=True):
+            if brief[9] is not None:
+                out.setdefault(r["group"], []).append(brief[9])
         return out
 
-    by_a, by_b = residuals(ra), residuals(rb)
+    by_a, by_b = residuals(ra, briefs_a), residuals(rb, briefs_b)
     groups: list[dict[str, Any]] = []
     for g in sorted(set(by_a) & set(by_b)):
         ma, mb = stats.median(by_a[g]), stats.median(by_b[g])
@@ -89,8 +90,8 @@ def compare_metrics(records: list[dict[str, Any]], a: str, b: str) -> dict[str, 
         half = stats.Z95 * sd / len(pcts) ** 0.5
         interval = {"lo": mean - half, "hi": mean + half}
     agreeing = 0 if mean is None else sum(1 for x in pcts if _direction(x) == _direction(mean))
-    base_a = stats.median(brief_of(r)[6] for r in ra if brief_of(r)[6] is not None)
-    base_b = stats.median(brief_of(r)[6] for r in rb if brief_of(r)[6] is not None)
+    base_a = stats.median(b[6] for b in briefs_a)  # the median skips the transcripts without one
+    base_b = stats.median(b[6] for b in briefs_b)
     residual = {
         "groups": groups,
         "mean_pct": mean,

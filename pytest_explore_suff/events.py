@@ -273,7 +273,6 @@ class Collector:
     main_file: bool = True
     #: every result's text is kept (the re-read after a result came before its call)
     keep_texts: bool = False
-    _uuids: set[str] = field(default_factory=set)
     _requests: set[str] = field(default_factory=set)
     _anon: int = 0
 
@@ -344,7 +343,7 @@ class Collector:
         """Feed one decoded event, on ``thread``."""
         kind = event.get("type")
         message = event.get("message")
-        if thread == "main" and self._fresh(event):
+        if thread == "main":  # the readers drop replayed lines before they come here
             self._occupy(event, kind, message)
         if not isinstance(message, dict):
             return
@@ -361,15 +360,6 @@ class Collector:
             for block in content:
                 if isinstance(block, dict) and block.get("type") == "tool_result":
                     self.tool_result(block, extra)
-
-    def _fresh(self, event: dict[str, Any]) -> bool:
-        """M9: a line replayed by a resumed session (its uuid seen before) counts once."""
-        uuid = event.get("uuid")
-        if isinstance(uuid, str):
-            if uuid in self._uuids:
-                return False
-            self._uuids.add(uuid)
-        return True
 
     def _occupy(self, event: dict[str, Any], kind: Any, message: Any) -> None:
         """The main thread's window: requests, what each adds, compaction boundaries (M1)."""

@@ -145,6 +145,22 @@ def unlinked_child(collector: Collector, label: str, call: str) -> None:
     )
 
 
+class Replays:
+    """The ``uuid`` of every line read: a line a resumed session replays (a uuid seen
+    before) is the same line, read once (D5 for the verdicts, M9 for the metrics)."""
+
+    def __init__(self) -> None:
+        self.seen: set[str] = set()
+
+    def fresh(self, event: dict[str, Any]) -> bool:
+        uuid = event.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self.seen:
+                return False
+            self.seen.add(uuid)
+        return True
+
+
 def _why(exc: BaseException) -> str:
     """An OS error's own words; for a broken .gz (EOFError, zlib.error) its message."""
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

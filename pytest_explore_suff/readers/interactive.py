@@ -19,7 +19,7 @@ from typing import Any
 
 from ..events import DELEGATION_TOOLS, Action, Collector, result_text
 from ..sources import logical_name
-from .base import events, is_progress, unlinked_child
+from .base import Replays, events, is_progress, unlinked_child
 
 # Compact JSON from Claude Code, but tolerate other writers' spacing.
 _SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
@@ -73,17 +73,10 @@ def _meta(path: str, collector: Collector) -> dict[str, Any]:
 
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
     """Feed a session file (``files[0]``) and its subagent files to ``collector``."""
-    seen: set[str] = set()
     inline: dict[str, _Subagent] = {}  # by root uuid
     root_of: dict[str, str] = {}  # sidechain uuid -> its conversation's root
 
-    def fresh(event: dict[str, Any]) -> bool:
-        uuid = event.get("uuid")
-        if isinstance(uuid, str):
-            if uuid in seen:  # a resumed session replays earlier lines
-                return False
-            seen.add(uuid)
-        return True
+    fresh = Replays().fresh  # a resumed session replays earlier lines
 
     main = files[0]
     # A subagent file judged alone (its session is not in the campaign): every

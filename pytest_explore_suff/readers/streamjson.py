@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..events import Collector
-from .base import events
+from .base import Replays, events
 
 _HEAD = 200
 
@@ -22,6 +22,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     Subagent events are interleaved in the same stream; ``parent_tool_use_id``
     names the Task/Agent call that spawned them, and that id is their thread.
     """
+    fresh = Replays().fresh
     for path in files:
         session = None  # the session of this file's current run
         for event in events(path, collector, decode_all=decode_all, also=_init):
@@ -38,5 +39,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
                     collector.end_run()
                 session = sid
                 continue
+            if not fresh(event):
+                continue  # a replayed line (M9): its call and result are counted already
             parent = event.get("parent_tool_use_id")
             collector.event(event, parent if isinstance(parent, str) and parent else "main")
