@@ -116,7 +116,7 @@ def instrument(fine: bool) -> None:
     """Wrap the plugin's functions where their callers look them up; ``fine``: also
     the parts of the readers' line loop (one more wrapper per line)."""
     import pytest_explore_suff as pkg
-    from pytest_explore_suff import campaign, events, plugin, readers, sources, store
+    from pytest_explore_suff import campaign, events, nodes, readers, session, sources, store, xdist
     from pytest_explore_suff.readers import base
 
     if fine:
@@ -126,16 +126,16 @@ def instrument(fine: bool) -> None:
         for method in ("event", "run_summary", "end_run", "progress"):
             setattr(events.Collector, method, timed("collector", getattr(events.Collector, method)))
 
-    plugin.discover = timed("discovery", plugin.discover)  # type: ignore[assignment]
+    session.discover = timed("discovery", session.discover)  # type: ignore[assignment]
     campaign._walk = timed("walk", campaign._walk)  # type: ignore[assignment]
     campaign.sniff = timed("sniff", campaign.sniff)  # type: ignore[assignment]
-    plugin.judge = timed("judge", plugin.judge)  # type: ignore[assignment]
+    nodes.judge = timed("judge", nodes.judge)  # type: ignore[assignment]
     pkg.load = timed("load", pkg.load)  # type: ignore[assignment]
     base.decode = timed("decode", base.decode)  # type: ignore[assignment]
     pkg.classify = timed("classify", pkg.classify)  # type: ignore[assignment]
-    plugin.record = timed("record", plugin.record)  # type: ignore[assignment]
+    nodes.record = timed("record", nodes.record)  # type: ignore[assignment]
     store.RecordStore.add = timed("spool", store.RecordStore.add)  # type: ignore[method-assign]
-    plugin.Shrinker.shrink = timed("shrink", plugin.Shrinker.shrink)  # type: ignore[method-assign]
+    xdist.Shrinker.shrink = timed("shrink", xdist.Shrinker.shrink)  # type: ignore[method-assign]
 
 
 class Phases:
