@@ -316,16 +316,22 @@ class Collector:
         tid = block.get("tool_use_id")
         if not isinstance(tid, str):
             return
-        content = block.get("content")
-        text = result_text(content)
-        if RACE_MARKER in text:
-            self.race_ids.add(tid)
         if isinstance(tool_use_result, dict):
             agent = tool_use_result.get("agentId")
             if isinstance(agent, str) and agent not in self.agent_links:
                 self.agent_links[agent] = tid
         keep = self.keep_texts or tid in self.wanted
-        if not keep and tid in self.seen_tool_ids:
+        known = tid in self.seen_tool_ids
+        if not keep and known and tid not in self.family_ids:
+            # A call's family is fixed when it is first seen (a replayed call is ignored),
+            # so no race marker here can matter (D6): the text, often a whole file a Read
+            # shipped, is not scanned.
+            return
+        content = block.get("content")
+        text = result_text(content)
+        if RACE_MARKER in text:
+            self.race_ids.add(tid)
+        if not keep and known:
             return  # its call is known and no verdict reads its result: nothing to hold
         if tid not in self.results:
             # Only the results a verdict reads keep their text: every line is decoded
