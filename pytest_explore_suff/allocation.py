@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .classify import Mark, marks_finder, norm_path, path_tokens, same_file
 from .events import ToolSpec
@@ -45,8 +45,9 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*", re.ASCII)
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
+class Section(NamedTuple):
+    """One returned file's part of a response (a tuple: several are made per response)."""
+
     path: str
     chars: int
     #: (name, kind) of every entry its header says the file defines
@@ -69,9 +70,7 @@ def sections(text: str, marker: str = ToolSpec.marker, marks: list[Mark] | None 
         stop = marks[i + 1][0] if i + 1 < len(marks) else end
         line_end = text.find("\n", header_at)
         header = text[header_at : len(text) if line_end == -1 else line_end]
-        symbols = tuple(
-            (m.group(1), m.group(2)) for m in _HEADER_ENTRY.finditer(header) if m.group(2) in DEFINING_KINDS
-        )
+        symbols = tuple(entry for entry in _HEADER_ENTRY.findall(header) if entry[1] in DEFINING_KINDS)
         out.append(Section(path, max(stop - start, 0), symbols))
     return out
 
