@@ -135,6 +135,13 @@ def allocation(
     exts = frozenset(e for _, secs in calls for s in secs if (e := extension(s.path)) is not None)
     cited = citations(answer or "", exts)
     owners = _owners([secs for _, secs in calls])
+    # Each file's first cited symbol that identifies it (defined by few enough files).
+    identified: dict[str, str] = {}
+    for name in cited.symbols:
+        o = owners.get(name)
+        if o is not None and len(o) < AMBIGUITY_LIMIT:
+            for path in o:
+                identified.setdefault(path, name)
     credit: dict[str, tuple[str | None, str | None]] = {}  # path -> (via, symbol)
 
     def judge(path: str) -> tuple[str | None, str | None]:
@@ -144,14 +151,7 @@ def allocation(
             if any(same_file(p, c) for c in cited.paths):
                 found = ("path", None)
             else:
-                symbol = next(
-                    (
-                        s
-                        for s in cited.symbols
-                        if (o := owners.get(s)) is not None and len(o) < AMBIGUITY_LIMIT and path in o
-                    ),
-                    None,
-                )
+                symbol = identified.get(path)
                 found = ("symbol", symbol) if symbol is not None else (None, None)
             credit[path] = found
         return found
@@ -159,12 +159,13 @@ def allocation(
     per_call: list[dict[str, Any]] = []
     files: dict[str, dict[str, Any]] = {}
     for cid, secs in calls:
-        envelope = used = used_path = 0
+        envelope = used = used_path = files_used = 0
         for s in secs:
             via, symbol = judge(s.path)
             envelope += s.chars
             if via is not None:
                 used += s.chars
+                files_used += 1
                 if via == "path":
                     used_path += s.chars
             f = files.get(s.path)
@@ -180,7 +181,7 @@ def allocation(
                 "used_path": used_path,
                 "efficiency": used / envelope if envelope else 0.0,
                 "files": len(secs),
-                "files_used": sum(1 for s in secs if credit[s.path][0] is not None),
+                "files_used": files_used,
             }
         )
     ranked = sorted(files.values(), key=lambda f: -f["chars"])  # stable: ties keep first appearance
