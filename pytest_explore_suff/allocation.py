@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .classify import Mark, marks_finder, norm_path, path_tokens, same_file
 from .events import ToolSpec
@@ -45,8 +45,9 @@ _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*", re.ASCII)
 
 
-@dataclass(frozen=True, slots=True)
-class Section:
+class Section(NamedTuple):
+    """One returned file's part of a response (a tuple: several are made per response)."""
+
     path: str
     chars: int
     #: (name, kind) of every entry its header says the file defines
@@ -69,9 +70,7 @@ def sections(text: str, marker: str = ToolSpec.marker, marks: list[Mark] | None 
         stop = marks[i + 1][0] if i + 1 < len(marks) else end
         line_end = text.find("\n", header_at)
         header = text[header_at : len(text) if line_end == -1 else line_end]
-        symbols = tuple(
-            (m.group(1), m.group(2)) for m in _HEADER_ENTRY.finditer(header) if m.group(2) in DEFINING_KINDS
-        )
+        symbols = tuple(entry for entry in _HEADER_ENTRY.findall(header) if entry[1] in DEFINING_KINDS)
         out.append(Section(path, max(stop - start, 0), symbols))
     return out
 
@@ -136,6 +135,13 @@ def allocation(
     exts = frozenset(e for _, secs in calls for s in secs if (e := extension(s.path)) is not None)
     cited = citations(answer or "", exts)
     owners = _owners([secs for _, secs in calls])
+    # Each file's first cited symbol that identifies it (defined by few enough files).
+    identified: dict[str, str] = {}
+    for name in cited.symbols:
+        o = owners.get(name)
+        if o is not None and len(o) < AMBIGUITY_LIMIT:
+            for path in o:
+                identified.setdefault(path, name)
     credit: dict[str, tuple[str | None, str | None]] = {}  # path -> (via, symbol)
 
     def judge(path: str) -> tuple[str | None, str | None]:
@@ -145,14 +151,7 @@ def allocation(
             if any(same_file(p, c) for c in cited.paths):
                 found = ("path", None)
             else:
-                symbol = next(
-                    (
-                        s
-                        for s in cited.symbols
-                        if (o := owners.get(s)) is not None and len(o) < AMBIGUITY_LIMIT and path in o
-                    ),
-                    None,
-                )
+                symbol = identified.get(path)
                 found = ("symbol", symbol) if symbol is not None else (None, None)
             credit[path] = found
         return found
@@ -160,12 +159,13 @@ def allocation(
     per_call: list[dict[str, Any]] = []
     files: dict[str, dict[str, Any]] = {}
     for cid, secs in calls:
-        envelope = used = used_path = 0
+        envelope = used = used_path = files_used = 0
         for s in secs:
             via, symbol = judge(s.path)
             envelope += s.chars
             if via is not None:
                 used += s.chars
+                files_used += 1
                 if via == "path":
                     used_path += s.chars
             f = files.get(s.path)
@@ -181,7 +181,7 @@ def allocation(
                 "used_path": used_path,
                 "efficiency": used / envelope if envelope else 0.0,
                 "files": len(secs),
-                "files_used": sum(1 for s in secs if credit[s.path][0] is not None),
+                "files_used": files_used,
             }
         )
     ranked = sorted(files.values(), key=lambda f: -f["chars"])  # stable: ties keep first appearance

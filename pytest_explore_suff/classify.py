@@ -31,56 +31,78 @@ _NAME_EXT = re.compile(r"[\w@.+-]+\.[A-Za-z]\w*", re.ASCII)
 def path_tokens(text: str) -> list[str]:
     """What ``PATH_TOKEN.findall(text)`` returns, without its quadratic worst case.
 
-    A match lies inside a run of path characters. Split the run at ``/``: a
-    match is whole components ``parts[i..b-1]`` followed by the longest
-    ``name.ext`` prefix of ``parts[b]``, with the largest such ``b`` (the
-    regex's greedy repetition). If no ``b`` works for the first component of
-    a chain of non-empty parts, none works for a later one, so the scan moves
-    past the chain.
+    A match lies inside a run of path characters that holds a ``/``; each such
+    run's matches are `_run_tokens`'.
+    """
+    return [token for run in _runs(text, "/") for token in _run_tokens(run)]
+
+
+def names_file(text: str, path: str) -> bool:
+    """Whether a path-shaped token of ``text`` is the same file as ``path`` (normalized):
+    ``any(same_file(path, norm_path(t)) for t in path_tokens(text))``, cheaply.
+
+    Whichever of the two ends with the other, such a token ends with the path's last
+    component, so only the runs of path characters that hold that component are
+    tokenized; usually there is none, and the check is one search of the text.
+    """
+    name = path[path.rfind("/") + 1 :]
+    if _PATH_RUN.fullmatch(name) is None:
+        return False  # empty, or with a character no token holds
+    return any(same_file(path, norm_path(t)) for run in _runs(text, name) for t in _run_tokens(run))
+
+
+def _run_tokens(run: str) -> list[str]:
+    """The matches of ``PATH_TOKEN`` in one whole run of path characters, in linear time.
+
+    Split the run at ``/``: a match is whole components ``parts[i..b-1]``
+    followed by the longest ``name.ext`` prefix of ``parts[b]``, with the
+    largest such ``b`` (the regex's greedy repetition). If no ``b`` works for
+    the first component of a chain of non-empty parts, none works for a later
+    one, so the scan moves past the chain.
     """
     found: list[str] = []
-    for run in _slashed_runs(text):
-        parts = run.split("/")
-        n = len(parts)
-        i = 0
-        while i < n:
-            if not parts[i]:
-                i += 1
-                continue
-            k = i
-            while k + 1 < n and parts[k + 1]:
-                k += 1
-            b, m = k, None
-            while b > i and (m := _NAME_EXT.match(parts[b])) is None:
-                b -= 1
-            if m is None:
-                i = k + 1
-                continue
-            end = m.end()
-            found.append("/".join(parts[i:b]) + "/" + parts[b][:end])
-            if end < len(parts[b]):  # the rest of the part starts the next search
-                parts[b] = parts[b][end:]
-                i = b
-            else:
-                i = b + 1
+    parts = run.split("/")
+    n = len(parts)
+    i = 0
+    while i < n:
+        if not parts[i]:
+            i += 1
+            continue
+        k = i
+        while k + 1 < n and parts[k + 1]:
+            k += 1
+        b, m = k, None
+        while b > i and (m := _NAME_EXT.match(parts[b])) is None:
+            b -= 1
+        if m is None:
+            i = k + 1
+            continue
+        end = m.end()
+        found.append("/".join(parts[i:b]) + "/" + parts[b][:end])
+        if end < len(parts[b]):  # the rest of the part starts the next search
+            parts[b] = parts[b][end:]
+            i = b
+        else:
+            i = b + 1
     return found
 
 
-def _slashed_runs(text: str) -> Iterator[str]:
-    """The runs of path characters that hold a ``/``, as ``_PATH_RUN.findall`` finds
-    them, in order: found from each ``/`` (a plain search that jumps), not by a regex
-    pass over every character of a long response."""
-    at = text.find("/")
+def _runs(text: str, needle: str) -> Iterator[str]:
+    """The runs of path characters that hold ``needle`` (itself path characters), as
+    ``_PATH_RUN.findall`` finds them, in order: found from each occurrence of the
+    needle (a plain search that jumps), not by a regex pass over every character
+    of a long response."""
+    at = text.find(needle)
     if at == -1:
         return
     back = text[::-1]  # the start of a run is the end of a run read backwards
     n = len(text)
     while at != -1:
-        r = n - 1 - at  # the slash, in ``back``
+        r = n - 1 - at  # the needle's first character, in ``back``
         start = at + 1 - (_run_end(back, r) - r)
         end = _run_end(text, at)
         yield text[start:end]
-        at = text.find("/", end)
+        at = text.find(needle, end)
 
 
 _RUN_TAIL = re.compile(r"[\w@.+\-/]*", re.ASCII)
@@ -238,15 +260,11 @@ class _Response:
     returned: tuple[str, ...]
     earlier: tuple[str, ...]
     saved_to: str | None  # D4: where a persisted-output stub says the rest is
-    _mentioned: frozenset[str] | None = None
 
-    @property
-    def mentioned(self) -> frozenset[str]:
-        """Path-shaped tokens anywhere in the response; only a read of an
-        unreturned file needs them, so they are found on first use."""
-        if self._mentioned is None:
-            self._mentioned = frozenset(norm_path(m) for m in path_tokens(self.text))
-        return self._mentioned
+    def mentions(self, path: str) -> bool:
+        """A path-shaped token anywhere in the response is the file ``path``; only a
+        read of an unreturned file asks, once per response."""
+        return names_file(self.text, path)
 
 
 def _is_file_access(action: Action) -> bool:
@@ -292,7 +310,7 @@ def _reaction(action: Action, response: _Response, spec: ToolSpec) -> tuple[str,
             return "read_returned", label, False
         if any_same(p, response.earlier):
             return "read_returned", f"{label} (returned by an earlier explore)", False
-        if any_same(p, response.mentioned):
+        if response.mentions(p):
             return "read_missed", f"{label} (named, not returned)", True
         return "read_missed", label, False
     if name in SEARCH_TOOLS:

@@ -166,13 +166,21 @@ def assistant_chars(block: Any) -> int:
     return len(compact_json(block))
 
 
+PROMPT_KEYS = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+
+
 def usage_ctx(usage: dict[str, Any]) -> int:
-    """A request's whole prompt: input, cache reads and cache writes (missing: 0)."""
-    return sum(
-        v
-        for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
-        if isinstance(v := usage.get(k), int) and not isinstance(v, bool)
-    )
+    """A request's whole prompt: input, cache reads and cache writes (missing: 0).
+
+    A plain loop: this runs once per request, and a generator under ``sum`` costs
+    three times as much.
+    """
+    total = 0
+    for key in PROMPT_KEYS:
+        value = usage.get(key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            total += value
+    return total
 
 
 def _arg(name: str, data: Any, spec: ToolSpec) -> str:
@@ -316,16 +324,22 @@ class Collector:
         tid = block.get("tool_use_id")
         if not isinstance(tid, str):
             return
-        content = block.get("content")
-        text = result_text(content)
-        if RACE_MARKER in text:
-            self.race_ids.add(tid)
         if isinstance(tool_use_result, dict):
             agent = tool_use_result.get("agentId")
             if isinstance(agent, str) and agent not in self.agent_links:
                 self.agent_links[agent] = tid
         keep = self.keep_texts or tid in self.wanted
-        if not keep and tid in self.seen_tool_ids:
+        known = tid in self.seen_tool_ids
+        if not keep and known and tid not in self.family_ids:
+            # A call's family is fixed when it is first seen (a replayed call is ignored),
+            # so no race marker here can matter (D6): the text, often a whole file a Read
+            # shipped, is not scanned.
+            return
+        content = block.get("content")
+        text = result_text(content)
+        if RACE_MARKER in text:
+            self.race_ids.add(tid)
+        if not keep and known:
             return  # its call is known and no verdict reads its result: nothing to hold
         if tid not in self.results:
             # Only the results a verdict reads keep their text: every line is decoded
@@ -340,68 +354,79 @@ class Collector:
                     self.metric_texts[tid] = whole
 
     def event(self, event: dict[str, Any], thread: str) -> None:
-        """Feed one decoded event, on ``thread``."""
+        """Feed one decoded event, on ``thread``.
+
+        One pass over a message's content feeds both the verdicts (its tool calls
+        and results) and, on the main thread, the window's timeline (M1): the
+        readers drop replayed lines before they come here.
+        """
         kind = event.get("type")
         message = event.get("message")
-        if thread == "main":  # the readers drop replayed lines before they come here
-            self._occupy(event, kind, message)
-        if not isinstance(message, dict):
-            return
-        content = message.get("content")
-        if not isinstance(content, list):
-            return
-        if kind == "assistant":
-            msg_id = message.get("id")
-            for block in content:
-                if isinstance(block, dict) and block.get("type") == "tool_use":
-                    self.tool_use(thread, msg_id, block)
-        elif kind == "user":
-            extra = event.get("toolUseResult")
-            for block in content:
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    self.tool_result(block, extra)
-
-    def _occupy(self, event: dict[str, Any], kind: Any, message: Any) -> None:
-        """The main thread's window: requests, what each adds, compaction boundaries (M1)."""
-        timeline = self.timeline
+        main = thread == "main"
         if kind == "system":
-            subtype = event.get("subtype")
-            if isinstance(subtype, str) and subtype in COMPACTION_SUBTYPES:
-                timeline.compact()
+            if main:
+                subtype = event.get("subtype")
+                if isinstance(subtype, str) and subtype in COMPACTION_SUBTYPES:
+                    self.timeline.compact()
             return
         if not isinstance(message, dict):
             return
-        content = message.get("content")
         if kind == "assistant":
+            self._assistant(message, thread, main)
+        elif kind == "user":
+            self._user(event, message, main)
+
+    def _assistant(self, message: dict[str, Any], thread: str, main: bool) -> None:
+        """An assistant message: its tool calls; on the main thread also its request,
+        what its blocks add to the window, and its text (the answer, if it is the last)."""
+        content = message.get("content")
+        mid = message.get("id")
+        timeline = self.timeline
+        if main:
             # One line per content block, all with the message's id and usage: a request
             # is the first line of an id (M8: not a message Claude Code wrote itself).
-            mid = message.get("id")
-            usage = message.get("usage")
             if isinstance(mid, str) and mid and mid not in self._requests:
                 self._requests.add(mid)
+                usage = message.get("usage")
                 if isinstance(usage, dict) and message.get("model") != SYNTHETIC_MODEL:
                     timeline.request(usage_ctx(usage))
-            if isinstance(content, list):
-                texts = []
-                for block in content:
-                    timeline.add(assistant_chars(block))
-                    if isinstance(block, dict) and block.get("type") == "text":
-                        texts.append(block.get("text") or "")
-                said = "".join(t for t in texts if isinstance(t, str))
-                if said.strip():
-                    self.last_text = said
-            elif isinstance(content, str):
+            if isinstance(content, str):
                 timeline.add(len(content))
-        elif kind == "user":
-            if isinstance(content, list):
-                for block in content:
-                    if isinstance(block, dict) and block.get("type") == "tool_result":
-                        tid = block.get("tool_use_id")
-                        timeline.result(tid if isinstance(tid, str) else "", metric_len(block.get("content")))
-                    else:
-                        timeline.add(len(_piece(block)))
-            elif isinstance(content, str):
+        if not isinstance(content, list):
+            return
+        texts: list[str] = []
+        for block in content:
+            if main:
+                timeline.add(assistant_chars(block))
+            if isinstance(block, dict):
+                kind = block.get("type")
+                if kind == "tool_use":
+                    self.tool_use(thread, mid, block)
+                elif kind == "text" and main:
+                    text = block.get("text")
+                    if isinstance(text, str):
+                        texts.append(text)
+        said = "".join(texts)
+        if said.strip():
+            self.last_text = said
+
+    def _user(self, event: dict[str, Any], message: dict[str, Any], main: bool) -> None:
+        """A user message: its tool results; on the main thread also what it adds to the window."""
+        content = message.get("content")
+        timeline = self.timeline
+        if not isinstance(content, list):
+            if main and isinstance(content, str):
                 timeline.add(len(content))
+            return
+        extra = event.get("toolUseResult")
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                if main:
+                    tid = block.get("tool_use_id")
+                    timeline.result(tid if isinstance(tid, str) else "", metric_len(block.get("content")))
+                self.tool_result(block, extra)
+            elif main:
+                timeline.add(len(_piece(block)))
 
     def family_of(self, tool_use_id: str) -> str:
         return self.families.get(tool_use_id, "other")

@@ -1051,7 +1051,6 @@ def test_allocation_bounds(resps: list[tuple[str, str]], answer: str | None) -> 
 # what the contract asks and fail until they do (strict xfail).
 
 
-
 def _token_count(r: Rollout, last: int, total: int) -> None:
     r.event(
         {

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_explore_suff import ToolSpec
-from pytest_explore_suff.classify import PATH_TOKEN, path_tokens, same_file, short_name
+from pytest_explore_suff.classify import PATH_TOKEN, names_file, norm_path, path_tokens, same_file, short_name
 
 
 def only(verdict):
@@ -247,7 +247,23 @@ def test_the_linear_path_scanner_finds_exactly_what_the_regex_finds(text):
     assert path_tokens(text) == PATH_TOKEN.findall(text)
 
 
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab./-_@+1 \nxZ:", max_size=40), st.text(alphabet="ab./-_1xZ é\\", max_size=12))
+def test_names_file_agrees_with_every_path_token_of_the_text(text, path):
+    path = norm_path(path)
+    assert names_file(text, path) == any(same_file(path, norm_path(t)) for t in PATH_TOKEN.findall(text))
+
+
+def test_names_file_finds_the_file_in_a_run_with_several_of_its_names():
+    text = "see x/a.py,b/a.py and ./lib/a.py; not lib/a.pyc"
+    assert names_file(text, "lib/a.py")
+    assert names_file(text, "/repo/lib/a.py")
+    assert not names_file(text, "src/a.py")
+    assert not names_file("lib/a.pyc", "lib/a.py")
+
+
 def test_the_path_scanner_is_linear_on_a_long_run_of_path_characters():
     started = time.perf_counter()
     assert path_tokens("data:/" + "x" * 200_000 + " " + "a/" * 20_000) == []
+    assert not names_file("data:/" + "x" * 200_000 + " " + "a/" * 20_000, "a/x")
     assert time.perf_counter() - started < 1.0  # the plain regex takes about a minute here
