@@ -97,7 +97,8 @@ class TranscriptItem(pytest.Item):
         for keyword in (transcript.arm, transcript.group, transcript.kind, transcript.agent):
             if keyword:
                 self.extra_keyword_matches.add(keyword)
-        self.user_properties += [_property("arm", transcript.arm), _property("group", transcript.group)]
+        # A list of its exact size (`+=` over-allocates): every item keeps its own to the end.
+        self.user_properties = [_property("arm", transcript.arm), _property("group", transcript.group)]
 
     def runtest(self) -> None:
         settings = self.config.stash[settings_key]
@@ -131,7 +132,8 @@ class TranscriptItem(pytest.Item):
             self.warn(ExploreSuffWarning(clean(note)))
         if failing:
             raise TranscriptError(reason)
-        self.user_properties += [
+        self.user_properties = [
+            *self.user_properties,
             _property("answered", verdict.answered),
             _property("sufficient", verdict.counts["sufficient"]),
         ]

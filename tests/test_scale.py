@@ -250,7 +250,13 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
                 equal += setup.nodeid.rsplit("::", 1)[1] in setup.keywords
                 equal += dict(teardown.user_properties).keys() == {"arm", "group", "answered", "sufficient"}
                 equal += setup.location[2].startswith("transcript ")
-            terminalreporter.write_line(f"ITEMS {len(by_item)} SHARED {shared} EQUAL {equal}")
+            # Items repeat the same few properties: reports with equal ones share one list.
+            lists = {}
+            for phases in by_item.values():
+                for r in phases.values():
+                    lists.setdefault(repr(r.user_properties), set()).add(id(r.user_properties))
+            across = f"{len(lists)} LISTS {sum(len(ids) for ids in lists.values())}"
+            terminalreporter.write_line(f"ITEMS {len(by_item)} SHARED {shared} EQUAL {equal} DISTINCT {across}")
 
         def pytest_sessionfinish(session):
             worker = getattr(session.config, "workerinput", None)
@@ -266,7 +272,8 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
     kept.mkdir()
     monkeypatch.setenv("KEPT_DIR", str(kept))
     result = pytester.runpytest_subprocess(f"--explore-suff={root}", "-p", "no:cacheprovider", *workers)
-    result.stdout.fnmatch_lines(["ITEMS 3 SHARED 9 EQUAL 9"])
+    # Two runs of one arm: setup and call properties alike; the other arm's two lists of its own.
+    result.stdout.fnmatch_lines(["ITEMS 3 SHARED 9 EQUAL 9 DISTINCT 4 LISTS 4"])
     if workers:  # each worker kept the reports it ran (they do), none with its record
         counts = sorted(f.read_text() for f in kept.iterdir())
         assert len(counts) == 2 and all(c.startswith("0 of ") for c in counts), counts
