@@ -17,7 +17,7 @@ import orjson
 import pytest
 from builders import Run, ab_campaign, allocation_run, no_explore_run, response, sufficient_run
 
-from pytest_explore_suff import judge
+from pytest_explore_suff import discover, judge
 from pytest_explore_suff.document import Coverage, Options, build
 from pytest_explore_suff.readers import base
 from pytest_explore_suff.report import dumps
@@ -278,6 +278,17 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
         counts = sorted(f.read_text() for f in kept.iterdir())
         assert len(counts) == 2 and all(c.startswith("0 of ") for c in counts), counts
         assert sum(int(c.split()[-1]) for c in counts) == 9
+
+
+def test_a_discovered_transcript_holds_relative_names_and_the_one_campaign_root(tmp_path):
+    # Every transcript is kept to the end of the session: its absolute paths are joined
+    # when asked for, not held (a hundred bytes a transcript).
+    root = _campaign(tmp_path / "c", 2)
+    transcripts = discover(str(root)).transcripts
+    assert len({id(t.root) for t in transcripts}) == 1
+    held = [v for t in transcripts for v in (t.path, *t.rel_files) if os.path.isabs(v)]
+    assert held == [] and len(transcripts) == 3
+    assert [t.files for t in transcripts] == [(str(root / t.path),) for t in transcripts]
 
 
 def test_the_controller_lets_go_of_the_campaign_list_once_workers_have_it(pytester):
