@@ -5,6 +5,7 @@ read in bounded memory, archives owned (and closed) by the session that reads th
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tarfile
@@ -20,7 +21,7 @@ from builders import Run, ab_campaign, allocation_run, no_explore_run, response,
 from pytest_explore_suff import discover, judge
 from pytest_explore_suff.document import Coverage, Options, build
 from pytest_explore_suff.readers import base
-from pytest_explore_suff.report import dumps
+from pytest_explore_suff.report import dumps, figures, run_totals
 from pytest_explore_suff.store import RecordStore
 
 
@@ -70,6 +71,22 @@ def test_a_spooled_record_reads_back_whole_and_keeps_little_in_memory(tmp_path):
         slim = store.records()[0]
         assert slim["calls"] == rec["calls"] and slim.full() == json.loads(orjson.dumps(rec))
         assert not hasattr(slim, "__dict__")  # slots only: no per-record dict
+
+
+def test_a_spooled_record_keeps_its_run_totals_packed_for_the_same_figures(tmp_path):
+    recs = _records()
+    recs[1]["runs"] = [{"num_turns": 2**60 + 1, "tokens": 7}, {"duration_ms": True, "tokens": 2.5}]
+    recs[2]["runs"] = [{"duration_ms": math.inf}, {"duration_ms": -math.inf}]  # a NaN sum: kept as is
+    with RecordStore(str(tmp_path)) as store:
+        for rec in recs:
+            store.add(rec)
+        slims = store.records()
+        assert [type(s.totals) for s in slims] == [bytes, bytes, tuple, bytes, bytes]
+        assert {len(s.totals) for s in slims if type(s.totals) is bytes} == {32}
+        assert slims[1]["runs"] == recs[1]["runs"]  # the runs themselves from the spool
+        # `figures` takes medians of floats: a total kept as a double is the same figure
+        assert orjson.dumps(figures(slims)) == orjson.dumps(figures(recs))
+        assert run_totals(slims[1]) == (float(2**60 + 1), None, None, 9.5)
 
 
 def _campaign(root: Path, runs: int) -> Path:
