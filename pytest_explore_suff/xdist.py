@@ -96,8 +96,14 @@ class Shrinker:
                     fields[name] = latest[name]
         else:
             keywords = fields.get("keywords")
-            if type(keywords) is dict and not all(sys.intern(key) is key for key in keywords):
-                fields["keywords"] = {sys.intern(key): value for key, value in keywords.items()}
+            # One copy of each name that items repeat (folders, arms, groups), but for the
+            # item's own name: no other item has it, and interned it would only add an entry
+            # an item to the interpreter's table of interned strings.
+            own = nodeid.rpartition("::")[2]
+            if type(keywords) is dict and not all(key == own or sys.intern(key) is key for key in keywords):
+                fields["keywords"] = {
+                    key if key == own else sys.intern(key): value for key, value in keywords.items()
+                }
         properties = fields.get("user_properties")
         if type(properties) is list and (latest is None or properties is not latest.get("user_properties")):
             fields["user_properties"] = self._properties(properties)

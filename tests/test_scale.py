@@ -247,6 +247,7 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
     pytester.makeconftest(
         """
         import os
+        import sys
 
         def _by_item(terminalreporter):
             by_item = {}
@@ -273,7 +274,13 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
                 for r in phases.values():
                     lists.setdefault(repr(r.user_properties), set()).add(id(r.user_properties))
             across = f"{len(lists)} LISTS {sum(len(ids) for ids in lists.values())}"
-            terminalreporter.write_line(f"ITEMS {len(by_item)} SHARED {shared} EQUAL {equal} DISTINCT {across}")
+            # An item's own name is not interned: that would grow the interned table by one an item.
+            setups = [phases["setup"] for phases in by_item.values()]
+            own = [next(k for k in r.keywords if k == r.nodeid.rsplit("::", 1)[1]) for r in setups]
+            interned = sum(sys.intern("".join(list(name))) is name for name in own)
+            terminalreporter.write_line(
+                f"ITEMS {len(by_item)} SHARED {shared} EQUAL {equal} DISTINCT {across} INTERNED {interned}"
+            )
 
         def pytest_sessionfinish(session):
             worker = getattr(session.config, "workerinput", None)
@@ -290,7 +297,7 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
     monkeypatch.setenv("KEPT_DIR", str(kept))
     result = pytester.runpytest_subprocess(f"--explore-suff={root}", "-p", "no:cacheprovider", *workers)
     # Two runs of one arm: setup and call properties alike; the other arm's two lists of its own.
-    result.stdout.fnmatch_lines(["ITEMS 3 SHARED 9 EQUAL 9 DISTINCT 4 LISTS 4"])
+    result.stdout.fnmatch_lines(["ITEMS 3 SHARED 9 EQUAL 9 DISTINCT 4 LISTS 4 INTERNED 0"])
     if workers:  # each worker kept the reports it ran (they do), none with its record
         counts = sorted(f.read_text() for f in kept.iterdir())
         assert len(counts) == 2 and all(c.startswith("0 of ") for c in counts), counts
