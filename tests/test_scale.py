@@ -4,6 +4,7 @@ read in bounded memory, archives owned (and closed) by the session that reads th
 # ruff: noqa: E501
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -19,9 +20,11 @@ import pytest
 from builders import Run, ab_campaign, allocation_run, no_explore_run, response, sufficient_run
 
 from pytest_explore_suff import discover, judge
+from pytest_explore_suff.campaign import sniff
 from pytest_explore_suff.document import Coverage, Options, build
 from pytest_explore_suff.readers import base
 from pytest_explore_suff.report import dumps, figures, run_totals
+from pytest_explore_suff.sources import HEAD_BUFFER, open_head
 from pytest_explore_suff.store import RecordStore
 
 
@@ -87,6 +90,21 @@ def test_a_spooled_record_keeps_its_run_totals_packed_for_the_same_figures(tmp_p
         # `figures` takes medians of floats: a total kept as a double is the same figure
         assert orjson.dumps(figures(slims)) == orjson.dumps(figures(recs))
         assert run_totals(slims[1]) == (float(2**60 + 1), None, None, 9.5)
+
+
+def test_sniffing_reads_a_small_file_in_one_call_and_a_larger_one_through_its_buffer(tmp_path):
+    # Discovery opens every file of a campaign: most are small enough to be read whole at once.
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    small.write_bytes(b'{"a": 1}\n{"b": 2}')
+    first = b'{"x": "' + b"y" * HEAD_BUFFER + b'"}\n'
+    large.write_bytes(first + b'{"b": 2}\n')
+    with open_head(str(small)) as fh:
+        assert type(fh) is io.BytesIO
+        assert [fh.readline(), fh.readline(), fh.readline()] == [b'{"a": 1}\n', b'{"b": 2}', b""]
+    with open_head(str(large)) as fh:
+        assert type(fh) is io.BufferedReader
+        assert [fh.readline(1 << 20), fh.readline()] == [first, b'{"b": 2}\n']
+    assert sniff(str(large)) == (None, None)  # no event in it, read through: not cut at the buffer
 
 
 def _campaign(root: Path, runs: int) -> Path:
