@@ -83,7 +83,7 @@ def pack_brief(brief: Brief) -> bytes | None:
     not a tuple of number objects (tens of thousands of records are held)."""
     if brief is _NO_BRIEF:
         return None
-    return _PACK.pack(*(math.nan if v is None else float(v) for v in brief))
+    return _PACK.pack(*[math.nan if v is None else float(v) for v in brief])
 
 
 def _unpacked(data: bytes) -> Brief:
@@ -221,24 +221,31 @@ def run_totals(rec: Mapping[str, Any]) -> Totals:
     if kept is not None:
         return kept if type(kept) is tuple else tuple(None if v != v else v for v in _TOTALS.unpack(kept))
     runs = rec.get("runs", ())
-    out = []
-    for key in RUN_FIGURES:
-        values = [r.get(key) for r in runs]
-        nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        out.append(sum(nums) if nums else None)
-    return tuple(out)
+    return tuple(_total([r.get(key) for r in runs]) for key in RUN_FIGURES)
+
+
+def _total(values: list[Any]) -> Any:
+    # type() first, isinstance for a subclass: a bool is a number to isinstance, not to figures
+    nums = [
+        v for v in values if type(v) in _NUMBERS or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    ]
+    return sum(nums) if nums else None
+
+
+_NUMBERS = (int, float)
 
 
 def pack_totals(totals: Totals) -> bytes | Totals:
     """A record's run totals as a `store.Slim` keeps them: 32 bytes of doubles. `figures`
     takes medians of floats, so a sum is the same figure as a double; a NaN sum (runs
     with both infinities) or an integer past a double's range stays as it is."""
+    for v in totals:
+        if v is not None and v != v:
+            return totals
     try:
-        if all(v is None or v == v for v in totals):
-            return _TOTALS.pack(*(math.nan if v is None else float(v) for v in totals))
-    except OverflowError:
-        pass
-    return totals
+        return _TOTALS.pack(*[math.nan if v is None else v for v in totals])
+    except (OverflowError, struct.error):  # struct's for an integer a double cannot hold
+        return totals
 
 
 def figures(recs: list[dict[str, Any]]) -> dict[str, float | None]:

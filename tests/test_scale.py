@@ -23,7 +23,7 @@ from pytest_explore_suff import discover, judge
 from pytest_explore_suff.campaign import sniff
 from pytest_explore_suff.document import Coverage, Options, build
 from pytest_explore_suff.readers import base
-from pytest_explore_suff.report import dumps, figures, run_totals
+from pytest_explore_suff.report import dumps, figures, pack_totals, run_totals
 from pytest_explore_suff.sources import HEAD_BUFFER, open_head
 from pytest_explore_suff.store import RecordStore
 
@@ -90,6 +90,7 @@ def test_a_spooled_record_keeps_its_run_totals_packed_for_the_same_figures(tmp_p
         # `figures` takes medians of floats: a total kept as a double is the same figure
         assert orjson.dumps(figures(slims)) == orjson.dumps(figures(recs))
         assert run_totals(slims[1]) == (float(2**60 + 1), None, None, 9.5)
+    assert pack_totals((10**400, None, None, None)) == (10**400, None, None, None)  # no double holds it
 
 
 def test_sniffing_reads_a_small_file_in_one_call_and_a_larger_one_through_its_buffer(tmp_path):
