@@ -235,17 +235,20 @@ def test_a_transcript_warning_never_makes_linecache_read_the_transcript(pytester
     assert read == []
 
 
-@pytest.mark.parametrize("where", ["inside", "outside", "archive"])
+@pytest.mark.parametrize("where", ["inside", "outside", "archive", "at", "below"])
 def test_item_locations_are_the_ones_pytest_would_compute(pytester, tmp_path_factory, where):
     # The plugin computes an item's location with string work (pytest's own is a
-    # Path and a bestrelpath per item); the answer must be the same.
-    base = pytester.path if where == "inside" else tmp_path_factory.mktemp("elsewhere")
+    # Path and a bestrelpath per item); the answer must be the same. "at" and "below":
+    # the rootdir is the campaign, or one of its folders.
+    base = pytester.path if where in ("inside", "at", "below") else tmp_path_factory.mktemp("elsewhere")
     root = _campaign(base / "camp", 2)
+    rootdir = {"at": [f"--rootdir={root}"], "below": [f"--rootdir={root / 'express'}"]}.get(where, [])
     if where == "archive":
         shutil.make_archive(str(base / "camp"), "zip", root)
         root = base / "camp.zip"
-    pytester.makeconftest(
-        """
+    pytester.syspathinsert()  # a plugin, not a conftest: the rootdir may be below this folder
+    pytester.makepyfile(
+        locations="""
         import pytest
         def pytest_collection_finish(session):
             pairs = [(item.location, pytest.Item.location.func(item)) for item in session.items]
@@ -253,10 +256,11 @@ def test_item_locations_are_the_ones_pytest_would_compute(pytester, tmp_path_fac
             print(f"LOCATIONS {same} of {len(pairs)} same; first {pairs[0][0][0]}")
         """
     )
-    result = pytester.runpytest(f"--explore-suff={root}", "-s")
+    result = pytester.runpytest(f"--explore-suff={root}", "-s", "-p", "locations", *rootdir)
     result.stdout.fnmatch_lines(["LOCATIONS 3 of 3 same; first *"])
     first = next(line for line in result.outlines if line.startswith("LOCATIONS")).rsplit(" ", 1)[1]
-    assert first.startswith("camp") if where == "inside" else first.startswith("..")
+    starts = {"inside": "camp/express/run1/", "at": "express/run1/", "below": "run1/"}
+    assert first.startswith(starts.get(where, "../"))
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
