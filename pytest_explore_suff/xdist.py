@@ -123,6 +123,9 @@ class Shrinker:
         `_property` returned, not its value: equal values of different types (1 and
         True) stay apart, and the cached list keeps its pairs, so no id is reused.
         """
+        shared = self._lists.get(tuple(map(id, properties)))
+        if shared is not None:  # the very pairs of a list kept here (pytest copies the item's list)
+            return shared
         if not all(map(_pair, properties)):  # a value `_property` does not share: a list of its own
             return [_property(*p) if _pair(p) else p for p in properties]
         pairs = [_property(*p) for p in properties]
