@@ -87,12 +87,11 @@ def pack_brief(brief: Brief) -> bytes | None:
 
 
 def _unpacked(data: bytes) -> Brief:
-    values = _PACK.unpack(data)
-    out: list[Any] = [None if v != v else v for v in values]
-    for i in (0, 1, 2, 3, 5, 6, 7, 8, 9):  # counts of characters, calls and tokens are whole
-        if out[i] is not None:
-            out[i] = int(out[i])
-    out[4] = None if out[4] is None else bool(out[4])
+    # Counts of characters, calls and tokens are whole; has_answer (4) is a bool. One pass:
+    # the aggregates unpack every record's brief several times.
+    out: list[Any] = [None if v != v else int(v) for v in _PACK.unpack(data)]
+    if out[4] is not None:
+        out[4] = bool(out[4])
     return tuple(out)
 
 
