@@ -13,6 +13,7 @@ is read back from the spool on first use (``slim["calls"]``).
 from __future__ import annotations
 
 import os
+import struct
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
@@ -27,13 +28,12 @@ _KEPT = frozenset({"path", "arm", "group", "status", "reason", "answered", "erro
 class Slim(Mapping[str, Any]):
     """A record in memory: the fields the aggregates need; the rest from the spool.
 
-    Of the runs it keeps each figure's total (`report.run_totals`, packed); counts
-    and tools are shared between records that agree.
+    Of the runs it keeps each figure's total (`report.run_totals`), packed with where
+    the spool holds the record; counts and tools are shared between records that agree.
     """
 
     __slots__ = (
-        "_at",
-        "_size",
+        "_kept",
         "_store",
         "answered",
         "arm",
@@ -46,12 +46,9 @@ class Slim(Mapping[str, Any]):
         "reason",
         "status",
         "tools",
-        "totals",
     )  # fmt: skip
 
     def __init__(self, rec: Mapping[str, Any], store: RecordStore, at: int, size: int) -> None:
-        self._at = at  # where the spool holds the record's bytes
-        self._size = size
         self.path: str = rec["path"]
         self.arm: str = _intern(rec["arm"])
         self.group: str = _intern(rec["group"])
@@ -62,8 +59,12 @@ class Slim(Mapping[str, Any]):
         self.concurrent: int = rec["concurrent"]
         self.counts: dict[str, int] = store.shared(rec["counts"])
         self.tools: dict[str, Any] = store.shared(rec.get("tools") or {})
-        #: what `report.figures` reads of the runs (`report.run_totals`), packed
-        self.totals: bytes | Totals = pack_totals(run_totals(rec))
+        # Where the spool holds the record's bytes and its run totals: 48 bytes in one object
+        # (three held apart would be two ints and a bytes); a tuple when the totals do not pack.
+        totals = pack_totals(run_totals(rec))
+        self._kept: bytes | tuple[int, int, Totals] = (
+            _PLACE.pack(at, size) + totals if isinstance(totals, bytes) else (at, size, totals)
+        )
         #: what the metrics' aggregates read (`report.brief_of`), packed
         self.metrics: bytes | None = pack_brief(brief_of(rec))
         self._store = store
@@ -92,7 +93,18 @@ class Slim(Mapping[str, Any]):
 
     def raw(self) -> bytes:
         """The record as the JSON report holds it (an element of ``transcripts``)."""
-        return self._store.read(self._at, self._size, self.path)
+        kept = self._kept
+        at, size = _PLACE.unpack_from(kept) if isinstance(kept, bytes) else kept[:2]
+        return self._store.read(at, size, self.path)
+
+    @property
+    def totals(self) -> bytes | Totals:
+        """What `report.run_totals` reads of the record's runs: packed, or as they were."""
+        kept = self._kept
+        return kept[_PLACE.size :] if isinstance(kept, bytes) else kept[2]
+
+
+_PLACE = struct.Struct("<QQ")  # the record's offset in the spool, and its size
 
 
 def _intern(text: Any) -> Any:

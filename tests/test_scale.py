@@ -86,6 +86,9 @@ def test_a_spooled_record_keeps_its_run_totals_packed_for_the_same_figures(tmp_p
         slims = store.records()
         assert [type(s.totals) for s in slims] == [bytes, bytes, tuple, bytes, bytes]
         assert {len(s.totals) for s in slims if type(s.totals) is bytes} == {32}
+        # with where the spool holds the record, one 48-byte object a record
+        assert {len(s._kept) for s in slims if type(s.totals) is bytes} == {48}
+        assert [orjson.loads(s.raw()) for s in slims] == [json.loads(orjson.dumps(r)) for r in recs]
         assert slims[1]["runs"] == recs[1]["runs"]  # the runs themselves from the spool
         # `figures` takes medians of floats: a total kept as a double is the same figure
         assert orjson.dumps(figures(slims)) == orjson.dumps(figures(recs))
