@@ -279,7 +279,13 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
     def sniff_rel(logical: str) -> tuple[str | None, dict[str, Any] | None]:
         if logical not in sniffed:
             rel = actual[logical]
-            sniffed[logical] = sniff(rel if archive is not None else os.path.join(root, rel), open_file)
+            kind, event = sniff(rel if archive is not None else os.path.join(root, rel), open_file)
+            # Later steps read the first event of a Codex or Gemini file (session ids, parents)
+            # and of a flat agent-*.jsonl (its session); a Claude transcript's (its init line,
+            # kilobytes of tool lists) is not held through discovery, for every file.
+            if kind in ("stream-json", "interactive") and not logical.rpartition("/")[2].startswith("agent-"):
+                event = None
+            sniffed[logical] = (kind, event)
         return sniffed[logical]
 
     turns: dict[str, list[tuple[int, str]]] = defaultdict(list)

@@ -111,6 +111,29 @@ def test_sniffing_reads_a_small_file_in_one_call_and_a_larger_one_through_its_bu
     assert sniff(str(large)) == (None, None)  # no event in it, read through: not cut at the buffer
 
 
+def test_discovery_does_not_hold_the_first_event_of_every_claude_transcript(tmp_path):
+    # Sniffing decodes each file's first event; a Claude run's is its init line (tool lists,
+    # kilobytes): read for its kind, then let go, not kept for the whole of discovery.
+    init = {
+        "type": "system",
+        "subtype": "init",
+        "session_id": "s",
+        "tools": [f"tool{i:04}" + "x" * 90 for i in range(200)],
+    }
+    for i in range(60):
+        run = tmp_path / "c" / "repo" / f"run{i}"
+        run.mkdir(parents=True)
+        (run / "run-headless-with.jsonl").write_bytes(orjson.dumps(init) + b"\n")
+    tracemalloc.start()
+    try:
+        found = discover(str(tmp_path / "c"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(found.transcripts) == 60
+    assert peak < 60 * 200 * 100 // 2, peak  # half the tool names alone, were they all held (2 MB then)
+
+
 def _campaign(root: Path, runs: int) -> Path:
     return ab_campaign(
         root, with_runs=[sufficient_run() for _ in range(runs)], without_runs=[no_explore_run()]
