@@ -59,14 +59,28 @@ class Transcript:
 
     path: str  # relative to the campaign root, "/" separators
     kind: str  # "stream-json" | "interactive" | "codex" | "gemini"
-    files: tuple[str, ...]  # what the opener takes: absolute paths, or archive member names
     arm: str
     group: str
     run: str
     notes: tuple[str, ...] = ()
-    rel_files: tuple[str, ...] = ()  # the same files, relative to the campaign root
+    #: the files read (main first), then their sidecars: relative to the campaign root
+    rel_files: tuple[str, ...] = ()
     archive: str | None = None  # the archive the files are members of
     agent: str = "claude"  # "claude" | "codex" | "gemini", or what --explore-suff-pattern names
+    root: str = ""  # the campaign directory (not an archive's)
+    read: int = 1  # how many of ``rel_files`` are read
+
+    @property
+    def files(self) -> tuple[str, ...]:
+        """What the opener takes: absolute paths, or archive member names.
+
+        Joined when asked for (twice per item), not held: tens of thousands of
+        transcripts are kept to the end of the session, each with its relative names.
+        """
+        names = self.rel_files[: self.read]
+        if self.archive is not None:
+            return names
+        return tuple(os.path.join(self.root, name) for name in names)
 
 
 @dataclass
@@ -251,9 +265,6 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         def has_sidecar(rel: str) -> bool:
             return os.path.isfile(os.path.join(root, rel))
 
-    def locate(rel: str) -> str:
-        return rel if archive is not None else os.path.join(root, rel)
-
     # Group by logical names (no .gz), so run-x.t2.jsonl.gz is a turn of run-x.jsonl.
     actual: dict[str, str] = {}
     for rel in listed:
@@ -267,7 +278,14 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
 
     def sniff_rel(logical: str) -> tuple[str | None, dict[str, Any] | None]:
         if logical not in sniffed:
-            sniffed[logical] = sniff(locate(actual[logical]), open_file)
+            rel = actual[logical]
+            kind, event = sniff(rel if archive is not None else os.path.join(root, rel), open_file)
+            # Later steps read the first event of a Codex or Gemini file (session ids, parents)
+            # and of a flat agent-*.jsonl (its session); a Claude transcript's (its init line,
+            # kilobytes of tool lists) is not held through discovery, for every file.
+            if kind in ("stream-json", "interactive") and not logical.rpartition("/")[2].startswith("agent-"):
+                event = None
+            sniffed[logical] = (kind, event)
         return sniffed[logical]
 
     turns: dict[str, list[tuple[int, str]]] = defaultdict(list)
@@ -372,8 +390,8 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         # Arms, groups and runs repeat across thousands of transcripts: one string each.
         arm, group, run = sys.intern(arm), sys.intern(group), sys.intern(run)
         campaign.transcripts.append(
-            Transcript(shown_path, kind, tuple(locate(f) for f in rels), arm, group, run,
-                       tuple(notes.get(rel, ())), rels + metas, archive, agent)
+            Transcript(shown_path, kind, arm, group, run, tuple(notes.get(rel, ())), rels + metas, archive,
+                       agent, "" if archive is not None else root, len(rels))
         )  # fmt: skip
     if archive is not None:  # items in archive order: a .tar.gz is then read front to back
         campaign.transcripts.sort(key=lambda t: order[logical_name(t.path)])

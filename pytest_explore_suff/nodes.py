@@ -97,7 +97,8 @@ class TranscriptItem(pytest.Item):
         for keyword in (transcript.arm, transcript.group, transcript.kind, transcript.agent):
             if keyword:
                 self.extra_keyword_matches.add(keyword)
-        self.user_properties += [_property("arm", transcript.arm), _property("group", transcript.group)]
+        # A list of its exact size (`+=` over-allocates): every item keeps its own to the end.
+        self.user_properties = [_property("arm", transcript.arm), _property("group", transcript.group)]
 
     def runtest(self) -> None:
         settings = self.config.stash[settings_key]
@@ -131,7 +132,8 @@ class TranscriptItem(pytest.Item):
             self.warn(ExploreSuffWarning(clean(note)))
         if failing:
             raise TranscriptError(reason)
-        self.user_properties += [
+        self.user_properties = [
+            *self.user_properties,
             _property("answered", verdict.answered),
             _property("sufficient", verdict.counts["sufficient"]),
         ]
@@ -161,6 +163,10 @@ class TranscriptItem(pytest.Item):
         # millisecond per item, each item's file being another. For a normalized absolute
         # path its answer is os.path.relpath's, plain string work.
         path, line, domain = self.reportinfo()
+        t = self.transcript
+        if t.archive is None and (base := _root_relpath(t.root, str(self.config.rootpath))) is not None:
+            # relpath's answer too, the campaign root's part worked out once (a walked name is normalized)
+            return (t.rel_files[0] if base == "." else f"{base}/{t.rel_files[0]}"), line, domain
         if os.path.isabs(path) and os.path.normpath(path) == path:
             try:
                 return os.path.relpath(path, self.config.rootpath), line, domain
@@ -170,6 +176,17 @@ class TranscriptItem(pytest.Item):
 
 
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.lru_cache(maxsize=8)
+def _root_relpath(root: str, start: str) -> str | None:
+    """``os.path.relpath(root, start)``, when a file's relative path is that joined with the
+    file's name relative to root: on POSIX, for a normalized absolute root that is not
+    ``start`` or above it (then the parts the two paths share could run into the name's)."""
+    if os.sep != "/" or not os.path.isabs(root) or os.path.normpath(root) != root:
+        return None
+    base = os.path.relpath(root, start)
+    return None if all(part == ".." for part in base.split("/")) else base
 
 
 @functools.lru_cache(maxsize=4096, typed=True)

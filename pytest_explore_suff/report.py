@@ -83,16 +83,15 @@ def pack_brief(brief: Brief) -> bytes | None:
     not a tuple of number objects (tens of thousands of records are held)."""
     if brief is _NO_BRIEF:
         return None
-    return _PACK.pack(*(math.nan if v is None else float(v) for v in brief))
+    return _PACK.pack(*[math.nan if v is None else float(v) for v in brief])
 
 
 def _unpacked(data: bytes) -> Brief:
-    values = _PACK.unpack(data)
-    out: list[Any] = [None if v != v else v for v in values]
-    for i in (0, 1, 2, 3, 5, 6, 7, 8, 9):  # counts of characters, calls and tokens are whole
-        if out[i] is not None:
-            out[i] = int(out[i])
-    out[4] = None if out[4] is None else bool(out[4])
+    # Counts of characters, calls and tokens are whole; has_answer (4) is a bool. One pass:
+    # the aggregates unpack every record's brief several times.
+    out: list[Any] = [None if v != v else int(v) for v in _PACK.unpack(data)]
+    if out[4] is not None:
+        out[4] = bool(out[4])
     return tuple(out)
 
 
@@ -208,24 +207,58 @@ def clusters(recs: Iterable[dict[str, Any]], bucket: str) -> list[tuple[int, int
     return [(rec["counts"][bucket], rec["answered"]) for rec in recs]
 
 
+#: The run fields `figures` reads: turns, duration, cost, and tokens (Codex and Gemini logs).
+RUN_FIGURES = ("num_turns", "duration_ms", "total_cost_usd", "tokens")
+Totals = tuple[Any, ...]
+_TOTALS = struct.Struct("<4d")  # NaN for a figure no run has
+
+
+def run_totals(rec: Mapping[str, Any]) -> Totals:
+    """Per field of `RUN_FIGURES`, its sum over the record's runs that have a number for it
+    (None: none has)."""
+    kept = getattr(rec, "totals", None)  # a `store.Slim`: what it kept, packed
+    if kept is not None:
+        return kept if type(kept) is tuple else tuple(None if v != v else v for v in _TOTALS.unpack(kept))
+    runs = rec.get("runs", ())
+    return tuple(_total([r.get(key) for r in runs]) for key in RUN_FIGURES)
+
+
+def _total(values: list[Any]) -> Any:
+    # type() first, isinstance for a subclass: a bool is a number to isinstance, not to figures
+    nums = [
+        v for v in values if type(v) in _NUMBERS or (isinstance(v, (int, float)) and not isinstance(v, bool))
+    ]
+    return sum(nums) if nums else None
+
+
+_NUMBERS = (int, float)
+
+
+def pack_totals(totals: Totals) -> bytes | Totals:
+    """A record's run totals as a `store.Slim` keeps them: 32 bytes of doubles. `figures`
+    takes medians of floats, so a sum is the same figure as a double; a NaN sum (runs
+    with both infinities) or an integer past a double's range stays as it is."""
+    for v in totals:
+        if v is not None and v != v:
+            return totals
+    try:
+        return _TOTALS.pack(*[math.nan if v is None else v for v in totals])
+    except (OverflowError, struct.error):  # struct's for an integer a double cannot hold
+        return totals
+
+
 def figures(recs: list[dict[str, Any]]) -> dict[str, float | None]:
     """Medians over runs, as the reference harness's arm-comparison table shows them."""
-
-    def total(rec: dict[str, Any], key: str) -> float | None:
-        values = [r.get(key) for r in rec.get("runs", ())]
-        nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        return sum(nums) if nums else None
-
     out: dict[str, float | None] = {
         f"{kind}_calls": stats.median(rec.get("tools", {}).get(kind, 0) for rec in recs)
         for kind in TOOL_KINDS
     }
-    out["turns"] = stats.median(total(rec, "num_turns") for rec in recs)
-    out["duration_ms"] = stats.median(total(rec, "duration_ms") for rec in recs)
-    out["cost_usd"] = stats.median(total(rec, "total_cost_usd") for rec in recs)
+    turns, duration, cost, tokens = zip(*map(run_totals, recs), strict=True) if recs else ((),) * 4
+    out["turns"] = stats.median(turns)
+    out["duration_ms"] = stats.median(duration)
+    out["cost_usd"] = stats.median(cost)
     # Only Codex and Gemini logs record a session's tokens (a run's "tokens"):
     # the figure is there when some transcript of the arm has them.
-    tokens = [total(rec, "tokens") for rec in recs]
     if any(t is not None for t in tokens):
         out["tokens"] = stats.median(tokens)
     return out

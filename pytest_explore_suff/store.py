@@ -13,31 +13,28 @@ is read back from the spool on first use (``slim["calls"]``).
 from __future__ import annotations
 
 import os
+import struct
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .report import brief_of, indented, pack_brief
+from .report import Totals, brief_of, indented, pack_brief, pack_totals, run_totals
 
 _KEPT = frozenset({"path", "arm", "group", "status", "reason", "answered", "errored", "concurrent",
-                   "counts", "tools", "runs"})  # fmt: skip
+                   "counts", "tools"})  # fmt: skip
 
 
 class Slim(Mapping[str, Any]):
     """A record in memory: the fields the aggregates need; the rest from the spool.
 
-    ``runs`` is reduced to one run holding each figure's total over the
-    record's runs (what `report.figures` computes from them, so the same
-    medians); counts, tools and runs are shared between records that agree.
+    Of the runs it keeps each figure's total (`report.run_totals`), packed with where
+    the spool holds the record; counts and tools are shared between records that agree.
     """
 
     __slots__ = (
-        "_at",
-        "_size",
+        "_kept",
         "_store",
-        "_total_keys",
-        "_totals",
         "answered",
         "arm",
         "concurrent",
@@ -52,8 +49,6 @@ class Slim(Mapping[str, Any]):
     )  # fmt: skip
 
     def __init__(self, rec: Mapping[str, Any], store: RecordStore, at: int, size: int) -> None:
-        self._at = at  # where the spool holds the record's bytes
-        self._size = size
         self.path: str = rec["path"]
         self.arm: str = _intern(rec["arm"])
         self.group: str = _intern(rec["group"])
@@ -64,15 +59,15 @@ class Slim(Mapping[str, Any]):
         self.concurrent: int = rec["concurrent"]
         self.counts: dict[str, int] = store.shared(rec["counts"])
         self.tools: dict[str, Any] = store.shared(rec.get("tools") or {})
-        keys, self._totals = _totals(rec.get("runs") or ())
-        self._total_keys: tuple[str, ...] = store.shared_keys(keys)
+        # Where the spool holds the record's bytes and its run totals: 48 bytes in one object
+        # (three held apart would be two ints and a bytes); a tuple when the totals do not pack.
+        totals = pack_totals(run_totals(rec))
+        self._kept: bytes | tuple[int, int, Totals] = (
+            _PLACE.pack(at, size) + totals if isinstance(totals, bytes) else (at, size, totals)
+        )
         #: what the metrics' aggregates read (`report.brief_of`), packed
         self.metrics: bytes | None = pack_brief(brief_of(rec))
         self._store = store
-
-    @property
-    def runs(self) -> list[dict[str, Any]]:
-        return [dict(zip(self._total_keys, self._totals, strict=True))] if self._totals else []
 
     def __getitem__(self, key: str) -> Any:
         if key in _KEPT:
@@ -98,25 +93,22 @@ class Slim(Mapping[str, Any]):
 
     def raw(self) -> bytes:
         """The record as the JSON report holds it (an element of ``transcripts``)."""
-        return self._store.read(self._at, self._size, self.path)
+        kept = self._kept
+        at, size = _PLACE.unpack_from(kept) if isinstance(kept, bytes) else kept[:2]
+        return self._store.read(at, size, self.path)
+
+    @property
+    def totals(self) -> bytes | Totals:
+        """What `report.run_totals` reads of the record's runs: packed, or as they were."""
+        kept = self._kept
+        return kept[_PLACE.size :] if isinstance(kept, bytes) else kept[2]
+
+
+_PLACE = struct.Struct("<QQ")  # the record's offset in the spool, and its size
 
 
 def _intern(text: Any) -> Any:
     return sys.intern(text) if type(text) is str else text
-
-
-def _totals(runs: Any) -> tuple[tuple[str, ...], tuple[Any, ...]]:
-    """Per run field, its sum over the runs that have a number for it: what
-    `report.figures` computes of a record's runs (turns, duration, cost, tokens).
-    (fields, sums): most records name the same fields, which are then shared."""
-    sums: dict[str, list[Any]] = {}
-    for run in runs:
-        if type(run) is dict or isinstance(run, Mapping):  # an ABC check is slow: plain dicts first
-            for key, value in run.items():
-                kind = type(value)
-                if kind is int or kind is float or (kind is not bool and isinstance(value, (int, float))):
-                    sums.setdefault(key, []).append(value)
-    return tuple(sums), tuple(sum(values) for values in sums.values())
 
 
 class RecordStore:
@@ -131,7 +123,6 @@ class RecordStore:
         self._dirty = False
         self._slim: dict[str, Slim] = {}  # each knows where the spool holds its record
         self._shared: dict[Any, dict[str, Any]] = {}
-        self._keys: dict[tuple[str, ...], tuple[str, ...]] = {}
 
     def add(self, rec: Mapping[str, Any]) -> None:
         data = indented(rec)  # encode first: a record that cannot be encoded fails here, not at the end
@@ -182,10 +173,6 @@ class RecordStore:
         if found is None:
             found = self._shared[key] = dict(mapping)
         return found
-
-    def shared_keys(self, keys: tuple[str, ...]) -> tuple[str, ...]:
-        """One tuple for every record whose runs name the same fields."""
-        return self._keys.setdefault(keys, keys)
 
     def close(self) -> None:
         self._file.close()

@@ -79,9 +79,12 @@ class Shrinker:
     """
 
     SHARED = ("keywords", "user_properties", "location", "_id")
+    #: At most this many distinct property lists are shared across items (as `_property` caches pairs).
+    LISTS = 4096
 
     def __init__(self) -> None:
         self._latest: dict[str, dict[str, Any]] = {}  # nodeid -> the fields of its latest report
+        self._lists: dict[tuple[int, ...], list[tuple[str, Any]]] = {}
 
     def shrink(self, report: pytest.TestReport) -> None:
         fields = vars(report)
@@ -93,11 +96,17 @@ class Shrinker:
                     fields[name] = latest[name]
         else:
             keywords = fields.get("keywords")
-            if type(keywords) is dict and not all(sys.intern(key) is key for key in keywords):
-                fields["keywords"] = {sys.intern(key): value for key, value in keywords.items()}
+            # One copy of each name that items repeat (folders, arms, groups), but for the
+            # item's own name: no other item has it, and interned it would only add an entry
+            # an item to the interpreter's table of interned strings.
+            own = nodeid.rpartition("::")[2]
+            if type(keywords) is dict and not all(key == own or sys.intern(key) is key for key in keywords):
+                fields["keywords"] = {
+                    key if key == own else sys.intern(key): value for key, value in keywords.items()
+                }
         properties = fields.get("user_properties")
         if type(properties) is list and (latest is None or properties is not latest.get("user_properties")):
-            fields["user_properties"] = [_property(*p) if _pair(p) else p for p in properties]
+            fields["user_properties"] = self._properties(properties)
         for name in ("when", "outcome", "worker_id", "testrun_uid"):
             if type(fields.get(name)) is str:
                 fields[name] = sys.intern(fields[name])
@@ -105,6 +114,28 @@ class Shrinker:
             self._latest.pop(nodeid, None)
         else:
             self._latest[nodeid] = fields
+
+    def _properties(self, properties: list[Any]) -> list[Any]:
+        """The report's user properties as one list for every report with the same pairs.
+
+        Thousands of items carry the same few (arm and group on the setup report,
+        also answered and sufficient later). The key is the identity of each pair
+        `_property` returned, not its value: equal values of different types (1 and
+        True) stay apart, and the cached list keeps its pairs, so no id is reused.
+        """
+        shared = self._lists.get(tuple(map(id, properties)))
+        if shared is not None:  # the very pairs of a list kept here (pytest copies the item's list)
+            return shared
+        if not all(map(_pair, properties)):  # a value `_property` does not share: a list of its own
+            return [_property(*p) if _pair(p) else p for p in properties]
+        pairs = [_property(*p) for p in properties]
+        key = tuple(map(id, pairs))
+        shared = self._lists.get(key)
+        if shared is None:
+            if len(self._lists) >= self.LISTS:
+                return pairs
+            shared = self._lists[key] = pairs
+        return shared
 
 
 class WorkerShrinker(Shrinker):

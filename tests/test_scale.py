@@ -4,7 +4,9 @@ read in bounded memory, archives owned (and closed) by the session that reads th
 # ruff: noqa: E501
 from __future__ import annotations
 
+import io
 import json
+import math
 import os
 import shutil
 import tarfile
@@ -17,10 +19,12 @@ import orjson
 import pytest
 from builders import Run, ab_campaign, allocation_run, no_explore_run, response, sufficient_run
 
-from pytest_explore_suff import judge
+from pytest_explore_suff import discover, judge
+from pytest_explore_suff.campaign import sniff
 from pytest_explore_suff.document import Coverage, Options, build
 from pytest_explore_suff.readers import base
-from pytest_explore_suff.report import dumps
+from pytest_explore_suff.report import dumps, figures, pack_totals, run_totals
+from pytest_explore_suff.sources import HEAD_BUFFER, open_head
 from pytest_explore_suff.store import RecordStore
 
 
@@ -70,6 +74,64 @@ def test_a_spooled_record_reads_back_whole_and_keeps_little_in_memory(tmp_path):
         slim = store.records()[0]
         assert slim["calls"] == rec["calls"] and slim.full() == json.loads(orjson.dumps(rec))
         assert not hasattr(slim, "__dict__")  # slots only: no per-record dict
+
+
+def test_a_spooled_record_keeps_its_run_totals_packed_for_the_same_figures(tmp_path):
+    recs = _records()
+    recs[1]["runs"] = [{"num_turns": 2**60 + 1, "tokens": 7}, {"duration_ms": True, "tokens": 2.5}]
+    recs[2]["runs"] = [{"duration_ms": math.inf}, {"duration_ms": -math.inf}]  # a NaN sum: kept as is
+    with RecordStore(str(tmp_path)) as store:
+        for rec in recs:
+            store.add(rec)
+        slims = store.records()
+        assert [type(s.totals) for s in slims] == [bytes, bytes, tuple, bytes, bytes]
+        assert {len(s.totals) for s in slims if type(s.totals) is bytes} == {32}
+        # with where the spool holds the record, one 48-byte object a record
+        assert {len(s._kept) for s in slims if type(s.totals) is bytes} == {48}
+        assert [orjson.loads(s.raw()) for s in slims] == [json.loads(orjson.dumps(r)) for r in recs]
+        assert slims[1]["runs"] == recs[1]["runs"]  # the runs themselves from the spool
+        # `figures` takes medians of floats: a total kept as a double is the same figure
+        assert orjson.dumps(figures(slims)) == orjson.dumps(figures(recs))
+        assert run_totals(slims[1]) == (float(2**60 + 1), None, None, 9.5)
+    assert pack_totals((10**400, None, None, None)) == (10**400, None, None, None)  # no double holds it
+
+
+def test_sniffing_reads_a_small_file_in_one_call_and_a_larger_one_through_its_buffer(tmp_path):
+    # Discovery opens every file of a campaign: most are small enough to be read whole at once.
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    small.write_bytes(b'{"a": 1}\n{"b": 2}')
+    first = b'{"x": "' + b"y" * HEAD_BUFFER + b'"}\n'
+    large.write_bytes(first + b'{"b": 2}\n')
+    with open_head(str(small)) as fh:
+        assert type(fh) is io.BytesIO
+        assert [fh.readline(), fh.readline(), fh.readline()] == [b'{"a": 1}\n', b'{"b": 2}', b""]
+    with open_head(str(large)) as fh:
+        assert type(fh) is io.BufferedReader
+        assert [fh.readline(1 << 20), fh.readline()] == [first, b'{"b": 2}\n']
+    assert sniff(str(large)) == (None, None)  # no event in it, read through: not cut at the buffer
+
+
+def test_discovery_does_not_hold_the_first_event_of_every_claude_transcript(tmp_path):
+    # Sniffing decodes each file's first event; a Claude run's is its init line (tool lists,
+    # kilobytes): read for its kind, then let go, not kept for the whole of discovery.
+    init = {
+        "type": "system",
+        "subtype": "init",
+        "session_id": "s",
+        "tools": [f"tool{i:04}" + "x" * 90 for i in range(200)],
+    }
+    for i in range(60):
+        run = tmp_path / "c" / "repo" / f"run{i}"
+        run.mkdir(parents=True)
+        (run / "run-headless-with.jsonl").write_bytes(orjson.dumps(init) + b"\n")
+    tracemalloc.start()
+    try:
+        found = discover(str(tmp_path / "c"))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(found.transcripts) == 60
+    assert peak < 60 * 200 * 100 // 2, peak  # half the tool names alone, were they all held (2 MB then)
 
 
 def _campaign(root: Path, runs: int) -> Path:
@@ -199,17 +261,20 @@ def test_a_transcript_warning_never_makes_linecache_read_the_transcript(pytester
     assert read == []
 
 
-@pytest.mark.parametrize("where", ["inside", "outside", "archive"])
+@pytest.mark.parametrize("where", ["inside", "outside", "archive", "at", "below"])
 def test_item_locations_are_the_ones_pytest_would_compute(pytester, tmp_path_factory, where):
     # The plugin computes an item's location with string work (pytest's own is a
-    # Path and a bestrelpath per item); the answer must be the same.
-    base = pytester.path if where == "inside" else tmp_path_factory.mktemp("elsewhere")
+    # Path and a bestrelpath per item); the answer must be the same. "at" and "below":
+    # the rootdir is the campaign, or one of its folders.
+    base = pytester.path if where in ("inside", "at", "below") else tmp_path_factory.mktemp("elsewhere")
     root = _campaign(base / "camp", 2)
+    rootdir = {"at": [f"--rootdir={root}"], "below": [f"--rootdir={root / 'express'}"]}.get(where, [])
     if where == "archive":
         shutil.make_archive(str(base / "camp"), "zip", root)
         root = base / "camp.zip"
-    pytester.makeconftest(
-        """
+    pytester.syspathinsert()  # a plugin, not a conftest: the rootdir may be below this folder
+    pytester.makepyfile(
+        locations="""
         import pytest
         def pytest_collection_finish(session):
             pairs = [(item.location, pytest.Item.location.func(item)) for item in session.items]
@@ -217,10 +282,11 @@ def test_item_locations_are_the_ones_pytest_would_compute(pytester, tmp_path_fac
             print(f"LOCATIONS {same} of {len(pairs)} same; first {pairs[0][0][0]}")
         """
     )
-    result = pytester.runpytest(f"--explore-suff={root}", "-s")
+    result = pytester.runpytest(f"--explore-suff={root}", "-s", "-p", "locations", *rootdir)
     result.stdout.fnmatch_lines(["LOCATIONS 3 of 3 same; first *"])
     first = next(line for line in result.outlines if line.startswith("LOCATIONS")).rsplit(" ", 1)[1]
-    assert first.startswith("camp") if where == "inside" else first.startswith("..")
+    starts = {"inside": "camp/express/run1/", "at": "express/run1/", "below": "run1/"}
+    assert first.startswith(starts.get(where, "../"))
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
@@ -230,6 +296,7 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
     pytester.makeconftest(
         """
         import os
+        import sys
 
         def _by_item(terminalreporter):
             by_item = {}
@@ -250,7 +317,19 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
                 equal += setup.nodeid.rsplit("::", 1)[1] in setup.keywords
                 equal += dict(teardown.user_properties).keys() == {"arm", "group", "answered", "sufficient"}
                 equal += setup.location[2].startswith("transcript ")
-            terminalreporter.write_line(f"ITEMS {len(by_item)} SHARED {shared} EQUAL {equal}")
+            # Items repeat the same few properties: reports with equal ones share one list.
+            lists = {}
+            for phases in by_item.values():
+                for r in phases.values():
+                    lists.setdefault(repr(r.user_properties), set()).add(id(r.user_properties))
+            across = f"{len(lists)} LISTS {sum(len(ids) for ids in lists.values())}"
+            # An item's own name is not interned: that would grow the interned table by one an item.
+            setups = [phases["setup"] for phases in by_item.values()]
+            own = [next(k for k in r.keywords if k == r.nodeid.rsplit("::", 1)[1]) for r in setups]
+            interned = sum(sys.intern("".join(list(name))) is name for name in own)
+            terminalreporter.write_line(
+                f"ITEMS {len(by_item)} SHARED {shared} EQUAL {equal} DISTINCT {across} INTERNED {interned}"
+            )
 
         def pytest_sessionfinish(session):
             worker = getattr(session.config, "workerinput", None)
@@ -266,11 +345,23 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
     kept.mkdir()
     monkeypatch.setenv("KEPT_DIR", str(kept))
     result = pytester.runpytest_subprocess(f"--explore-suff={root}", "-p", "no:cacheprovider", *workers)
-    result.stdout.fnmatch_lines(["ITEMS 3 SHARED 9 EQUAL 9"])
+    # Two runs of one arm: setup and call properties alike; the other arm's two lists of its own.
+    result.stdout.fnmatch_lines(["ITEMS 3 SHARED 9 EQUAL 9 DISTINCT 4 LISTS 4 INTERNED 0"])
     if workers:  # each worker kept the reports it ran (they do), none with its record
         counts = sorted(f.read_text() for f in kept.iterdir())
         assert len(counts) == 2 and all(c.startswith("0 of ") for c in counts), counts
         assert sum(int(c.split()[-1]) for c in counts) == 9
+
+
+def test_a_discovered_transcript_holds_relative_names_and_the_one_campaign_root(tmp_path):
+    # Every transcript is kept to the end of the session: its absolute paths are joined
+    # when asked for, not held (a hundred bytes a transcript).
+    root = _campaign(tmp_path / "c", 2)
+    transcripts = discover(str(root)).transcripts
+    assert len({id(t.root) for t in transcripts}) == 1
+    held = [v for t in transcripts for v in (t.path, *t.rel_files) if os.path.isabs(v)]
+    assert held == [] and len(transcripts) == 3
+    assert [t.files for t in transcripts] == [(str(root / t.path),) for t in transcripts]
 
 
 def test_the_controller_lets_go_of_the_campaign_list_once_workers_have_it(pytester):

@@ -249,6 +249,10 @@ def events(
         # members sources.py hands out: the hot loop, with no generator in between.
         readline = stream.readline
         keep = worth or functools.partial(worth_decoding, collector=collector, links=links)
+        # worth_decoding says yes to every line of a main thread (occupancy reads them all),
+        # but for a session log's progress lines (``links``): a stream-json run's main file
+        # decodes every line without asking.
+        decode_all = decode_all or (worth is None and not links and collector.main_file)
         try:
             while raw := readline(CHUNK):
                 number += 1
