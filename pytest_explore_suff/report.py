@@ -223,15 +223,13 @@ def run_totals(rec: Mapping[str, Any]) -> Totals:
     return tuple(_total([r.get(key) for r in runs]) for key in RUN_FIGURES)
 
 
+_NUMBERS = (int, float)
+
+
 def _total(values: list[Any]) -> Any:
     # type() first, isinstance for a subclass: a bool is a number to isinstance, not to figures
-    nums = [
-        v for v in values if type(v) in _NUMBERS or (isinstance(v, (int, float)) and not isinstance(v, bool))
-    ]
+    nums = [v for v in values if type(v) in _NUMBERS or (isinstance(v, _NUMBERS) and not isinstance(v, bool))]
     return sum(nums) if nums else None
-
-
-_NUMBERS = (int, float)
 
 
 def pack_totals(totals: Totals) -> bytes | Totals:

@@ -109,7 +109,9 @@ def worth_decoding(line: bytes, collector: Collector, *, links: bool = False) ->
         collector.progress_agents |= names
         return bool(names)
     if collector.main_file:
-        return True  # the main thread's every line counts for its window (occupancy)
+        # The main thread's every line counts for its window (occupancy); `events` knows,
+        # and does not ask for a main file's lines unless progress lines are in play.
+        return True
     head = line[:_HEAD]
     if _TOOL_USE in head:
         return True
