@@ -16,6 +16,7 @@ import gzip
 import io
 import os
 import posixpath
+import stat
 import tarfile
 import weakref
 import zipfile
@@ -56,12 +57,10 @@ def is_archive(path: str) -> bool:
     return path.lower().endswith(ARCHIVE_SUFFIXES) and os.path.isfile(path)
 
 
-def open_path(path: str) -> BinaryIO:
-    """A file of a directory campaign, decompressed when it is ``.gz``."""
-    if path.endswith(".gz"):
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb", buffering=BUFFER)
-
+#: A regular file shorter than this is read whole, in one call: most transcripts of a
+#: campaign of many small ones are a few KB, and a buffered reader costs microseconds
+#: more a file (its object, a `BUFFER`-sized buffer, a read at the end to see EOF).
+SMALL_FILE = 1 << 16
 
 #: What reading a file's first lines (sniffing) reads at a time. A transcript's first
 #: lines are a few KB; with `BUFFER` the first readline would read a megabyte of
@@ -69,27 +68,41 @@ def open_path(path: str) -> BinaryIO:
 HEAD_BUFFER = 1 << 14
 
 
-def open_head(path: str) -> BinaryIO:
-    """A file of a directory campaign, for its first lines only (sniffing): `open_path`
-    with a small buffer.
+def _open_plain(path: str, small: int, buffer: int) -> BinaryIO:
+    """An uncompressed file: a regular one shorter than ``small`` read whole and served
+    from memory, anything else through a reader with a ``buffer``-byte buffer.
 
-    Most transcripts of a campaign of many small ones fit in that buffer: such a file
-    is read in one call and closed at once, and its bytes are served from memory (a
-    buffered reader costs a few microseconds more a file, and discovery opens every
-    file). A read shorter than asked for is the end of a regular file."""
+    ``os.open`` and ``os.read``: no file object for the small ones, whose bytes are
+    in memory before the first line is asked for. Only a regular file is trusted to be
+    whole after one short read (a pipe's is only what was written so far)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        data = os.read(fd, small) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+        if data is None or len(data) == small:  # not regular, or not small: streamed
+            if data is not None:
+                os.lseek(fd, 0, os.SEEK_SET)
+            # A directory passes os.open: this raises its IsADirectoryError, as open(path) does.
+            return open(fd, "rb", buffering=buffer)
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)  # all of it is in memory (a file that grows past ``small`` later is read as it was)
+    return io.BytesIO(data)
+
+
+def open_path(path: str) -> BinaryIO:
+    """A file of a directory campaign, decompressed when it is ``.gz``."""
     if path.endswith(".gz"):
         return gzip.open(path, "rb")  # type: ignore[return-value]
-    raw = open(path, "rb", buffering=0)  # noqa: SIM115 - closed here, or by the reader it is handed to
-    try:
-        head = raw.read(HEAD_BUFFER)
-        if head is not None and len(head) < HEAD_BUFFER:
-            raw.close()
-            return io.BytesIO(head)
-        raw.seek(0)
-        return io.BufferedReader(raw, HEAD_BUFFER)
-    except BaseException:
-        raw.close()
-        raise
+    return _open_plain(path, SMALL_FILE, BUFFER)
+
+
+def open_head(path: str) -> BinaryIO:
+    """A file of a directory campaign, for its first lines only (sniffing): `open_path`
+    with `HEAD_BUFFER` (discovery opens every file; a small one is read whole)."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return _open_plain(path, HEAD_BUFFER, HEAD_BUFFER)
 
 
 class IndexedGzip(io.RawIOBase):
