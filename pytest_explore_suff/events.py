@@ -222,9 +222,13 @@ def _fallback_query(data: dict[str, Any]) -> Any:
     return next((v for v in data.values() if isinstance(v, str)), None)
 
 
-@dataclass
+@dataclass(slots=True)
 class Collector:
-    """Accumulates one transcript's actions and the results the verdicts need."""
+    """Accumulates one transcript's actions and the results the verdicts need.
+
+    Slots: one is made per transcript, and with more fields than an instance dict
+    shares its keys for, each made its own dict, resized as ``__init__`` filled it.
+    """
 
     spec: ToolSpec = field(default_factory=ToolSpec)
     threads: dict[str, list[Action]] = field(default_factory=dict)
