@@ -464,8 +464,11 @@ class Collector:
         ``is_error`` too: a run can end ``subtype: success`` with ``is_error:
         true`` (no credit left, for one), and only that field says so.
         """
-        keys = ("subtype", "is_error", "num_turns", "duration_ms", "total_cost_usd")
-        self.runs.append({k: event.get(k) for k in keys})
+        get = event.get  # spelled out, not a comprehension over the keys: once per run of every transcript
+        self.runs.append({
+            "subtype": get("subtype"), "is_error": get("is_error"), "num_turns": get("num_turns"),
+            "duration_ms": get("duration_ms"), "total_cost_usd": get("total_cost_usd"),
+        })  # fmt: skip
         answer = event.get("result")
         if isinstance(answer, str):
             self.answers.append(answer)

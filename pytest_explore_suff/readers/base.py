@@ -199,6 +199,7 @@ def _long_line(start: bytes, readline: Callable[[int], bytes], limit: int) -> by
 class _Lines:
     """Line numbers: how many, and the first `SHOWN` of them (for a warning)."""
 
+    __slots__ = ("count", "first")
     SHOWN = 5
 
     def __init__(self) -> None:
@@ -258,7 +259,7 @@ def events(
         try:
             while raw := readline(CHUNK):
                 number += 1
-                if raw[-1:] != b"\n" and len(raw) == CHUNK:  # a line longer than a chunk
+                if len(raw) == CHUNK and raw[-1:] != b"\n":  # a line longer than a chunk
                     whole = _long_line(raw, readline, limit)
                     if whole is None:
                         too_long.add(number)
@@ -302,6 +303,8 @@ def events(
             raise Unreadable(f"cannot open {os.path.basename(path)}: {_why(exc)}") from None
         except (OSError, EOFError, zlib.error, *MEMBER_ERRORS) as exc:  # removed, a directory, a broken .gz
             raise Unreadable(f"cannot read {os.path.basename(path)}: {_why(exc)}") from None
+    if pending is None and not too_long.count and not corrupt_at.count:
+        return  # a clean file: nothing to warn of
     name = os.path.basename(path)
     if pending is not None:
         if pending != number or newline:
