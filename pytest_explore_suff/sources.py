@@ -68,16 +68,17 @@ SMALL_FILE = 1 << 16
 HEAD_BUFFER = 1 << 14
 
 
-def _open_plain(path: str, small: int, buffer: int) -> BinaryIO:
+def _open_plain(path: str, small: int, buffer: int, *, regular: bool = False) -> BinaryIO:
     """An uncompressed file: a regular one shorter than ``small`` read whole and served
     from memory, anything else through a reader with a ``buffer``-byte buffer.
 
     ``os.open`` and ``os.read``: no file object for the small ones, whose bytes are
     in memory before the first line is asked for. Only a regular file is trusted to be
-    whole after one short read (a pipe's is only what was written so far)."""
+    whole after one short read (a pipe's is only what was written so far): its type is
+    asked unless the caller knows it (``regular``: a file discovery walked)."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        data = os.read(fd, small) if stat.S_ISREG(os.fstat(fd).st_mode) else None
+        data = os.read(fd, small) if regular or stat.S_ISREG(os.fstat(fd).st_mode) else None
         if data is None or len(data) == small:  # not regular, or not small: streamed
             if data is not None:
                 os.lseek(fd, 0, os.SEEK_SET)
@@ -98,11 +99,12 @@ def open_path(path: str) -> BinaryIO:
 
 
 def open_head(path: str) -> BinaryIO:
-    """A file of a directory campaign, for its first lines only (sniffing): `open_path`
-    with `HEAD_BUFFER` (discovery opens every file; a small one is read whole)."""
+    """A regular file of a directory campaign (discovery walked it), for its first lines
+    only (sniffing): `open_path` with `HEAD_BUFFER` (discovery opens every file; a small
+    one is read whole), and no system call to ask what the walk said already."""
     if path.endswith(".gz"):
         return gzip.open(path, "rb")  # type: ignore[return-value]
-    return _open_plain(path, HEAD_BUFFER, HEAD_BUFFER)
+    return _open_plain(path, HEAD_BUFFER, HEAD_BUFFER, regular=True)
 
 
 class IndexedGzip(io.RawIOBase):
