@@ -9,6 +9,7 @@ first lines of each candidate, and groups the files of one transcript.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import sys
@@ -225,13 +226,22 @@ def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
     return found
 
 
+@functools.lru_cache(maxsize=1 << 12)
+def _named(name: str) -> tuple[str, str]:
+    """(arm, run index) of a file name: ``run-<label>[-<i>]...`` names both; others neither.
+
+    Cached: `RUN_NAME` takes microseconds a name (its lazy label is tried at every
+    length), and a campaign repeats a few names across thousands of folders."""
+    if m := RUN_NAME.match(name):
+        return m["arm"], m["index"] or ""
+    return "default", ""
+
+
 def _layout(rel: str) -> tuple[str, str, str]:
     """(arm, group, run) inferred from the layouts harnesses write."""
     parts = rel.split("/")
     name, dirs = parts[-1], parts[:-1]
-    arm, run = "default", ""
-    if m := RUN_NAME.match(name):
-        arm, run = m["arm"], m["index"] or ""
+    arm, run = _named(name)
     group = ""
     for i, d in enumerate(dirs):
         if m := RUN_DIR.match(d):
@@ -382,10 +392,11 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
             run = found.get("run") or run
         rels = tuple(actual[f] for f in (rel, *turn_files, *subs))
         # The report names every file a transcript was read from, sidecars included.
-        metas = tuple(
-            meta
-            for f in subs
-            if kind == "interactive" and has_sidecar(meta := f[: -len(".jsonl")] + ".meta.json")
+        # (A test first, not in the generator: most transcripts have no subagent at all.)
+        metas = (
+            tuple(meta for f in subs if has_sidecar(meta := f[: -len(".jsonl")] + ".meta.json"))
+            if subs and kind == "interactive"
+            else ()
         )
         # Arms, groups and runs repeat across thousands of transcripts: one string each.
         arm, group, run = sys.intern(arm), sys.intern(group), sys.intern(run)
