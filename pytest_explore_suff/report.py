@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from . import stats
-from .buckets import KEYS, zero_counts
+from .buckets import KEYS
 from .campaign import Transcript
 from .classify import Verdict
 from .events import TOOL_KINDS, Collector
@@ -123,7 +123,12 @@ def _spread(values: list[float]) -> dict[str, float | None]:
 
 def allocation_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Pooled efficiency with its clustered interval, path-only, per-run spread (None: no figure)."""
-    rows = [b[:5] for b in map(brief_of, recs) if b[0] is not None]
+    return allocation_of(map(brief_of, recs))
+
+
+def allocation_of(briefs: Iterable[Brief]) -> dict[str, Any] | None:
+    """`allocation_summary` of the records' briefs (`brief_of`)."""
+    rows = [b[:5] for b in briefs if b[0] is not None]
     if not rows:
         return None
     envelope = sum(r[0] for r in rows)
@@ -144,7 +149,12 @@ def allocation_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | No
 
 def occupancy_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Median [min-max] of the final context and the residuals; the median base prompt."""
-    rows = [b[5:] for b in map(brief_of, recs) if b[5] is not None]
+    return occupancy_of(map(brief_of, recs))
+
+
+def occupancy_of(briefs: Iterable[Brief]) -> dict[str, Any] | None:
+    """`occupancy_summary` of the records' briefs (`brief_of`)."""
+    rows = [b[5:] for b in briefs if b[5] is not None]
     if not rows:
         return None
     return {
@@ -162,47 +172,101 @@ def shares(counts: dict[str, int], answered: int) -> dict[str, float]:
     return {k: (counts[k] / answered if answered else 0.0) for k in KEYS}
 
 
-def _empty() -> dict[str, Any]:
-    return {"transcripts": 0, "answered": 0, "counts": zero_counts(), "errored": 0, "concurrent": 0}
+class Columns:
+    """What the aggregates read of some records, one list per field in the records' order.
+
+    Each record is read once here (a `store.Slim` answers every ``rec[key]`` through a
+    method, and unpacks its brief and run totals on each call): an arm's summary, the
+    pooled one (the arms' columns joined) and the comparisons then read lists.
+    """
+
+    __slots__ = ("answered", "briefs", "concurrent", "counts", "errored", "groups", "tools", "totals")
+
+    def __init__(self, recs: Iterable[Mapping[str, Any]] = ()) -> None:
+        self.answered: list[int] = []
+        self.errored: list[int] = []
+        self.concurrent: list[int] = []
+        self.counts: list[Mapping[str, int]] = []
+        self.tools: list[Mapping[str, Any]] = []
+        self.groups: list[str] = []
+        self.briefs: list[Brief] = []
+        self.totals: list[Totals] = []
+        for rec in recs:
+            self.answered.append(rec["answered"])
+            # A record the comparisons read may carry only what they need (`compare_metrics`).
+            self.errored.append(rec.get("errored", 0))
+            self.concurrent.append(rec.get("concurrent", 0))
+            self.counts.append(rec["counts"])
+            self.tools.append(rec.get("tools", {}))
+            self.groups.append(rec["group"])
+            self.briefs.append(brief_of(rec))
+            self.totals.append(run_totals(rec))
+
+    @classmethod
+    def joined(cls, parts: Iterable[Columns]) -> Columns:
+        """The columns of every part's records, part after part."""
+        out = cls()
+        for part in parts:
+            for name in cls.__slots__:
+                getattr(out, name).extend(getattr(part, name))
+        return out
+
+    def where_answered(self) -> Columns:
+        """The columns of the records with answered calls."""
+        out = Columns()
+        keep = [i for i, n in enumerate(self.answered) if n]
+        for name in self.__slots__:
+            column = getattr(self, name)
+            getattr(out, name).extend([column[i] for i in keep])
+        return out
+
+    def clusters(self, bucket: str) -> list[tuple[int, int]]:
+        """(calls in ``bucket``, answered calls) per record: the clusters of the intervals."""
+        return list(zip([c[bucket] for c in self.counts], self.answered, strict=True))
 
 
-def _add(agg: dict[str, Any], rec: dict[str, Any]) -> None:
-    agg["transcripts"] += 1
-    agg["answered"] += rec["answered"]
-    agg["errored"] += rec["errored"]
-    agg["concurrent"] += rec["concurrent"]
-    for k in KEYS:
-        agg["counts"][k] += rec["counts"][k]
-
-
-def aggregate(records: Iterable[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """(per-arm aggregates sorted by arm, pooled) over the classified records.
+def arm_columns(records: Iterable[Mapping[str, Any]]) -> dict[str, Columns]:
+    """The columns of the classified records per arm, sorted by arm, in the records' order.
 
     Skipped (raced, contaminated) and failed transcripts are not counted.
     """
-    members: dict[str, list[dict[str, Any]]] = {}
+    members: dict[str, list[Mapping[str, Any]]] = {}
     for rec in records:
         if rec["status"] == "classified":
             members.setdefault(rec["arm"], []).append(rec)
-    arms = {arm: summarize(members[arm]) for arm in sorted(members)}
-    pooled = summarize([rec for arm in sorted(members) for rec in members[arm]])
-    return arms, pooled
+    return {arm: Columns(members[arm]) for arm in sorted(members)}
 
 
-def summarize(recs: list[dict[str, Any]]) -> dict[str, Any]:
+def aggregate(records: Iterable[Mapping[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """(per-arm aggregates sorted by arm, pooled) over the classified records."""
+    return aggregate_columns(arm_columns(records))
+
+
+def aggregate_columns(arms: dict[str, Columns]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """`aggregate` of the columns `arm_columns` made: the pooled figures are over the arms'
+    records, arm after arm."""
+    return {arm: _summary(c) for arm, c in arms.items()}, _summary(Columns.joined(arms.values()))
+
+
+def summarize(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Counts, shares, clustered 95% intervals and run figures over some transcripts."""
-    agg = _empty()
-    for rec in recs:
-        _add(agg, rec)
-    agg["shares"] = shares(agg["counts"], agg["answered"])
-    agg["intervals"] = {k: stats.share(clusters(recs, k)).to_dict() for k in KEYS}
-    agg["figures"] = figures(recs)
-    agg["allocation"] = allocation_summary(recs)
-    agg["occupancy"] = occupancy_summary(recs)
+    return _summary(Columns(recs))
+
+
+def _summary(c: Columns) -> dict[str, Any]:
+    # Summed in the records' order, as the intervals' floats are: the same bytes each run.
+    counts = {k: sum([n[k] for n in c.counts]) for k in KEYS}
+    agg: dict[str, Any] = {"transcripts": len(c.answered), "answered": sum(c.answered), "counts": counts,
+           "errored": sum(c.errored), "concurrent": sum(c.concurrent)}  # fmt: skip
+    agg["shares"] = shares(counts, agg["answered"])
+    agg["intervals"] = {k: stats.share(c.clusters(k)).to_dict() for k in KEYS}
+    agg["figures"] = _figures(c)
+    agg["allocation"] = allocation_of(c.briefs)
+    agg["occupancy"] = occupancy_of(c.briefs)
     return agg
 
 
-def clusters(recs: Iterable[dict[str, Any]], bucket: str) -> list[tuple[int, int]]:
+def clusters(recs: Iterable[Mapping[str, Any]], bucket: str) -> list[tuple[int, int]]:
     """(calls in ``bucket``, answered calls) per transcript: the clusters of the intervals."""
     return [(rec["counts"][bucket], rec["answered"]) for rec in recs]
 
@@ -245,13 +309,16 @@ def pack_totals(totals: Totals) -> bytes | Totals:
         return totals
 
 
-def figures(recs: list[dict[str, Any]]) -> dict[str, float | None]:
+def figures(recs: Iterable[Mapping[str, Any]]) -> dict[str, float | None]:
     """Medians over runs, as the reference harness's arm-comparison table shows them."""
+    return _figures(Columns(recs))
+
+
+def _figures(c: Columns) -> dict[str, float | None]:
     out: dict[str, float | None] = {
-        f"{kind}_calls": stats.median(rec.get("tools", {}).get(kind, 0) for rec in recs)
-        for kind in TOOL_KINDS
+        f"{kind}_calls": stats.median([tools.get(kind, 0) for tools in c.tools]) for kind in TOOL_KINDS
     }
-    turns, duration, cost, tokens = zip(*map(run_totals, recs), strict=True) if recs else ((),) * 4
+    turns, duration, cost, tokens = zip(*c.totals, strict=True) if c.totals else ((),) * 4
     out["turns"] = stats.median(turns)
     out["duration_ms"] = stats.median(duration)
     out["cost_usd"] = stats.median(cost)
