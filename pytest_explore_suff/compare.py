@@ -12,9 +12,10 @@ from .gates import Gate, Outcome
 from .report import (
     READABLE_SCHEMAS,
     Columns,
-    allocation_of,
+    allocation_rows,
     allocation_summary,
     arm_columns,
+    brief_of,
     clusters,
     occupancy_summary,
 )
@@ -28,9 +29,9 @@ class BaselineError(Exception):
     """A baseline report that cannot be used; ``str()`` says why in one line."""
 
 
-def _by_group(c: Columns, bucket: str) -> dict[str, Sequence[tuple[int, int]]]:
+def _by_group(groups: list[str], pairs: list[tuple[int, int]]) -> dict[str, Sequence[tuple[int, int]]]:
     out: dict[str, list[tuple[int, int]]] = {}
-    for group, pair in zip(c.groups, c.clusters(bucket), strict=True):
+    for group, pair in zip(groups, pairs, strict=True):
         out.setdefault(group, []).append(pair)
     return dict(out)
 
@@ -77,14 +78,21 @@ def compare_metrics(records: list[dict[str, Any]], a: str, b: str) -> dict[str, 
 def compare_metric_columns(ca: Columns, cb: Columns, a: str, b: str) -> dict[str, Any]:
     """`compare_metrics` of the two arms' columns (`report.arm_columns`)."""
 
-    def residuals(c: Columns) -> dict[str, list[float]]:
-        out: dict[str, list[float]] = {}
-        for group, brief in zip(c.groups, c.briefs, strict=True):
+    def read(c: Columns) -> tuple[dict[str, list[float]], list[Any], dict[str, Any] | None]:
+        # One pass, each brief unpacked once: the retrieval residuals by group, the base
+        # prompts (the median skips the transcripts without one), the allocation.
+        by_group: dict[str, list[float]] = {}
+        bases, heads = [], []
+        for rec in c.recs:
+            brief = brief_of(rec)
             if brief[9] is not None:
-                out.setdefault(group, []).append(brief[9])
-        return out
+                by_group.setdefault(rec["group"], []).append(brief[9])
+            bases.append(brief[6])
+            if brief[0] is not None:
+                heads.append(brief[:5])
+        return by_group, bases, allocation_rows(heads)
 
-    by_a, by_b = residuals(ca), residuals(cb)
+    (by_a, bases_a, sa), (by_b, bases_b, sb) = read(ca), read(cb)
     groups: list[dict[str, Any]] = []
     for g in sorted(set(by_a) & set(by_b)):
         ma, mb = stats.median(by_a[g]), stats.median(by_b[g])
@@ -100,8 +108,7 @@ def compare_metric_columns(ca: Columns, cb: Columns, a: str, b: str) -> dict[str
         half = stats.Z95 * sd / len(pcts) ** 0.5
         interval = {"lo": mean - half, "hi": mean + half}
     agreeing = 0 if mean is None else sum(1 for x in pcts if _direction(x) == _direction(mean))
-    base_a = stats.median([b[6] for b in ca.briefs])  # the median skips the transcripts without one
-    base_b = stats.median([b[6] for b in cb.briefs])
+    base_a, base_b = stats.median(bases_a), stats.median(bases_b)
     residual = {
         "groups": groups,
         "mean_pct": mean,
@@ -112,7 +119,6 @@ def compare_metric_columns(ca: Columns, cb: Columns, a: str, b: str) -> dict[str
         "fixed_overhead": None if base_a is None or base_b is None else base_a - base_b,
     }
     allocation = None
-    sa, sb = allocation_of(ca.briefs), allocation_of(cb.briefs)
     if sa is not None and sb is not None:
         ea, eb = sa["efficiency"], sb["efficiency"]
         d = ea["share"] - eb["share"]
@@ -134,10 +140,15 @@ def compare_arms(records: list[dict[str, Any]], a: str, b: str) -> dict[str, Any
 def compare_arm_columns(ca: Columns, cb: Columns, a: str, b: str) -> dict[str, Any]:
     """`compare_arms` of the two arms' columns (`report.arm_columns`)."""
     ra, rb = ca.where_answered(), cb.where_answered()
-    paired = bool(ra.answered) and set(ra.groups) == set(rb.groups)
+    groups_a, groups_b = [r["group"] for r in ra.recs], [r["group"] for r in rb.recs]
+    paired = bool(ra.answered) and set(groups_a) == set(groups_b)
     buckets: dict[str, Any] = {}
     for key in KEYS:
-        diff = stats.paired_difference(_by_group(ra, key), _by_group(rb, key)) if paired else None
+        diff = None
+        if paired:
+            diff = stats.paired_difference(
+                _by_group(groups_a, ra.clusters(key)), _by_group(groups_b, rb.clusters(key))
+            )
         if diff is None:
             diff = stats.difference(stats.share(ra.clusters(key)), stats.share(rb.clusters(key)))
         buckets[key] = diff.to_dict()

@@ -123,12 +123,52 @@ def _spread(values: list[float]) -> dict[str, float | None]:
 
 def allocation_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Pooled efficiency with its clustered interval, path-only, per-run spread (None: no figure)."""
-    return allocation_of(map(brief_of, recs))
+    return metric_summaries(recs)[0]
 
 
-def allocation_of(briefs: Iterable[Brief]) -> dict[str, Any] | None:
-    """`allocation_summary` of the records' briefs (`brief_of`)."""
-    rows = [b[:5] for b in briefs if b[0] is not None]
+def occupancy_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Median [min-max] of the final context and the residuals; the median base prompt."""
+    return metric_summaries(recs)[1]
+
+
+def metric_summaries(
+    recs: Iterable[Mapping[str, Any]],
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(`allocation_summary`, `occupancy_summary`) of the records, each brief unpacked once."""
+    heads: list[Brief] = []
+    # Occupancy's figures as columns, not a tuple a record: the end of the session is where a
+    # run's memory peaks, and these lists are as long as the campaign.
+    final: list[Any] = []
+    base: list[Any] = []
+    tool: list[Any] = []
+    file_access: list[Any] = []
+    retrieval: list[Any] = []
+    for b in map(brief_of, recs):
+        if b[0] is not None:
+            heads.append(b[:5])
+        if b[5] is not None:
+            final.append(b[5])
+            base.append(b[6])
+            tool.append(b[7])
+            file_access.append(b[8])
+            retrieval.append(b[9])
+    occupancy = None
+    if final:
+        occupancy = {
+            "transcripts": len(final),
+            "ctx_final": _spread(final),
+            "residual_tool": _spread(tool),
+            "residual_file_access": _spread(file_access),
+            "residual_retrieval": _spread(retrieval),
+            "share": _spread([r / f for f, r in zip(final, retrieval, strict=True) if f > 0]),
+            "ctx_base": stats.median(base),
+        }
+    return allocation_rows(heads), occupancy
+
+
+def allocation_rows(rows: list[Brief]) -> dict[str, Any] | None:
+    """`allocation_summary` of the rows it reads: the head (``brief[:5]``) of each brief with an
+    allocation figure."""
     if not rows:
         return None
     envelope = sum(r[0] for r in rows)
@@ -147,77 +187,45 @@ def allocation_of(briefs: Iterable[Brief]) -> dict[str, Any] | None:
     }
 
 
-def occupancy_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """Median [min-max] of the final context and the residuals; the median base prompt."""
-    return occupancy_of(map(brief_of, recs))
-
-
-def occupancy_of(briefs: Iterable[Brief]) -> dict[str, Any] | None:
-    """`occupancy_summary` of the records' briefs (`brief_of`)."""
-    rows = [b[5:] for b in briefs if b[5] is not None]
-    if not rows:
-        return None
-    return {
-        "transcripts": len(rows),
-        "ctx_final": _spread([r[0] for r in rows]),
-        "residual_tool": _spread([r[2] for r in rows]),
-        "residual_file_access": _spread([r[3] for r in rows]),
-        "residual_retrieval": _spread([r[4] for r in rows]),
-        "share": _spread([r[4] / r[0] for r in rows if r[0] > 0]),
-        "ctx_base": stats.median(r[1] for r in rows),
-    }
-
-
 def shares(counts: dict[str, int], answered: int) -> dict[str, float]:
     return {k: (counts[k] / answered if answered else 0.0) for k in KEYS}
 
 
 class Columns:
-    """What the aggregates read of some records, one list per field in the records' order.
+    """Some records, with what every summary and comparison reads of each (the answered
+    calls and the counts), in the records' order.
 
-    Each record is read once here (a `store.Slim` answers every ``rec[key]`` through a
-    method, and unpacks its brief and run totals on each call): an arm's summary, the
-    pooled one (the arms' columns joined) and the comparisons then read lists.
+    A `store.Slim` answers each ``rec[key]`` through a method: read once here, the arm's
+    summary, the pooled one (the arms' columns joined) and the comparisons read lists.
+    The briefs and run totals are unpacked where they are summed up, not kept: held for
+    every record to the end of `build`, each of their numbers an object, they would
+    raise the run's peak memory (the end of the session is where it peaks).
     """
 
-    __slots__ = ("answered", "briefs", "concurrent", "counts", "errored", "groups", "tools", "totals")
+    __slots__ = ("answered", "counts", "recs")
 
     def __init__(self, recs: Iterable[Mapping[str, Any]] = ()) -> None:
-        self.answered: list[int] = []
-        self.errored: list[int] = []
-        self.concurrent: list[int] = []
-        self.counts: list[Mapping[str, int]] = []
-        self.tools: list[Mapping[str, Any]] = []
-        self.groups: list[str] = []
-        self.briefs: list[Brief] = []
-        self.totals: list[Totals] = []
-        for rec in recs:
-            self.answered.append(rec["answered"])
-            # A record the comparisons read may carry only what they need (`compare_metrics`).
-            self.errored.append(rec.get("errored", 0))
-            self.concurrent.append(rec.get("concurrent", 0))
-            self.counts.append(rec["counts"])
-            self.tools.append(rec.get("tools", {}))
-            self.groups.append(rec["group"])
-            self.briefs.append(brief_of(rec))
-            self.totals.append(run_totals(rec))
+        self.recs: list[Mapping[str, Any]] = list(recs)
+        self.answered: list[int] = [rec["answered"] for rec in self.recs]
+        self.counts: list[Mapping[str, int]] = [rec["counts"] for rec in self.recs]
 
     @classmethod
     def joined(cls, parts: Iterable[Columns]) -> Columns:
         """The columns of every part's records, part after part."""
         out = cls()
         for part in parts:
-            for name in cls.__slots__:
-                getattr(out, name).extend(getattr(part, name))
+            out.recs += part.recs
+            out.answered += part.answered
+            out.counts += part.counts
         return out
 
     def where_answered(self) -> Columns:
         """The columns of the records with answered calls."""
         out = Columns()
         keep = [i for i, n in enumerate(self.answered) if n]
-        for name in self.__slots__:
-            column = getattr(self, name)
-            getattr(out, name).extend([column[i] for i in keep])
+        out.recs = [self.recs[i] for i in keep]
+        out.answered = [self.answered[i] for i in keep]
+        out.counts = [self.counts[i] for i in keep]
         return out
 
     def clusters(self, bucket: str) -> list[tuple[int, int]]:
@@ -256,13 +264,17 @@ def summarize(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 def _summary(c: Columns) -> dict[str, Any]:
     # Summed in the records' order, as the intervals' floats are: the same bytes each run.
     counts = {k: sum([n[k] for n in c.counts]) for k in KEYS}
-    agg: dict[str, Any] = {"transcripts": len(c.answered), "answered": sum(c.answered), "counts": counts,
-           "errored": sum(c.errored), "concurrent": sum(c.concurrent)}  # fmt: skip
+    agg: dict[str, Any] = {
+        "transcripts": len(c.recs),
+        "answered": sum(c.answered),
+        "counts": counts,
+        "errored": sum([rec["errored"] for rec in c.recs]),
+        "concurrent": sum([rec["concurrent"] for rec in c.recs]),
+    }
     agg["shares"] = shares(counts, agg["answered"])
     agg["intervals"] = {k: stats.share(c.clusters(k)).to_dict() for k in KEYS}
-    agg["figures"] = _figures(c)
-    agg["allocation"] = allocation_of(c.briefs)
-    agg["occupancy"] = occupancy_of(c.briefs)
+    agg["figures"] = figures(c.recs)
+    agg["allocation"], agg["occupancy"] = metric_summaries(c.recs)
     return agg
 
 
@@ -309,16 +321,13 @@ def pack_totals(totals: Totals) -> bytes | Totals:
         return totals
 
 
-def figures(recs: Iterable[Mapping[str, Any]]) -> dict[str, float | None]:
+def figures(recs: list[Mapping[str, Any]]) -> dict[str, float | None]:
     """Medians over runs, as the reference harness's arm-comparison table shows them."""
-    return _figures(Columns(recs))
-
-
-def _figures(c: Columns) -> dict[str, float | None]:
+    tools = [rec.get("tools", {}) for rec in recs]
     out: dict[str, float | None] = {
-        f"{kind}_calls": stats.median([tools.get(kind, 0) for tools in c.tools]) for kind in TOOL_KINDS
+        f"{kind}_calls": stats.median([calls.get(kind, 0) for calls in tools]) for kind in TOOL_KINDS
     }
-    turns, duration, cost, tokens = zip(*c.totals, strict=True) if c.totals else ((),) * 4
+    turns, duration, cost, tokens = zip(*map(run_totals, recs), strict=True) if recs else ((),) * 4
     out["turns"] = stats.median(turns)
     out["duration_ms"] = stats.median(duration)
     out["cost_usd"] = stats.median(cost)

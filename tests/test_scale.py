@@ -30,6 +30,7 @@ from pytest_explore_suff.events import TOOL_KINDS
 from pytest_explore_suff.readers import base
 from pytest_explore_suff.report import (
     allocation_summary,
+    brief_of,
     clusters,
     dumps,
     figures,
@@ -407,6 +408,37 @@ def test_results_no_verdict_reads_are_not_held_though_every_line_is_decoded(tmp_
     assert list(collector.results) == [run.events[1]["message"]["content"][0]["id"]]
 
 
+def _reference_spread(values: list) -> dict:
+    return {"median": stats.median(values), "min": min(values) if values else None,
+            "max": max(values) if values else None}  # fmt: skip
+
+
+def _reference_allocation(recs: list) -> dict | None:
+    """`report.allocation_summary` as it was written before the columns."""
+    rows = [b[:5] for b in map(brief_of, recs) if b[0] is not None]
+    if not rows:
+        return None
+    envelope, used, used_path = (sum(r[i] for r in rows) for i in range(3))
+    return {"transcripts": len(rows), "calls": sum(r[3] for r in rows), "envelope": envelope, "used": used,
+            "used_path": used_path, "efficiency": stats.ratio((r[1], r[0]) for r in rows).to_dict(),
+            "efficiency_path": used_path / envelope if envelope else 0.0,
+            "per_run": _reference_spread([r[1] / r[0] if r[0] else 0.0 for r in rows]),
+            "no_answer": sum(1 for r in rows if not r[4])}  # fmt: skip
+
+
+def _reference_occupancy(recs: list) -> dict | None:
+    """`report.occupancy_summary` as it was written before the columns."""
+    rows = [b[5:] for b in map(brief_of, recs) if b[5] is not None]
+    if not rows:
+        return None
+    return {"transcripts": len(rows), "ctx_final": _reference_spread([r[0] for r in rows]),
+            "residual_tool": _reference_spread([r[2] for r in rows]),
+            "residual_file_access": _reference_spread([r[3] for r in rows]),
+            "residual_retrieval": _reference_spread([r[4] for r in rows]),
+            "share": _reference_spread([r[4] / r[0] for r in rows if r[0] > 0]),
+            "ctx_base": stats.median(r[1] for r in rows)}  # fmt: skip
+
+
 def _reference_summary(recs: list) -> dict:
     """`report.summarize` as it was written before the columns: record by record."""
     agg = {"transcripts": 0, "answered": 0, "counts": dict.fromkeys(KEYS, 0), "errored": 0, "concurrent": 0}
@@ -431,8 +463,8 @@ def _reference_summary(recs: list) -> dict:
     if any(t is not None for t in tokens):
         figs["tokens"] = stats.median(tokens)
     agg["figures"] = figs
-    agg["allocation"] = allocation_summary(recs)
-    agg["occupancy"] = occupancy_summary(recs)
+    agg["allocation"] = _reference_allocation(recs)
+    agg["occupancy"] = _reference_occupancy(recs)
     return agg
 
 
@@ -505,3 +537,15 @@ def test_the_columns_give_the_figures_record_by_record_reading_gives(drawn):
             if report.metrics_comparison is not None:
                 by_records = compare_metrics(list(report.transcripts), "with", "without")
                 assert orjson.dumps(report.metrics_comparison) == orjson.dumps(by_records)
+                for arm, side in (("with", "a"), ("without", "b")):
+                    allocation = _reference_allocation([r for r in classified if r["arm"] == arm])
+                    if report.metrics_comparison["allocation"] is not None:
+                        assert allocation is not None
+                        assert (
+                            report.metrics_comparison["allocation"][side] == allocation["efficiency"]["share"]
+                        )
+            for recs_of in (classified, []):
+                assert orjson.dumps(allocation_summary(recs_of)) == orjson.dumps(
+                    _reference_allocation(recs_of)
+                )
+                assert orjson.dumps(occupancy_summary(recs_of)) == orjson.dumps(_reference_occupancy(recs_of))
