@@ -9,7 +9,16 @@ from typing import Any
 from . import stats
 from .buckets import KEYS
 from .gates import Gate, Outcome
-from .report import READABLE_SCHEMAS, allocation_summary, brief_of, clusters, occupancy_summary
+from .report import (
+    READABLE_SCHEMAS,
+    Columns,
+    allocation_rows,
+    allocation_summary,
+    arm_columns,
+    brief_of,
+    clusters,
+    occupancy_summary,
+)
 
 SUPPORTED_SCHEMAS = READABLE_SCHEMAS
 #: Arm names that mean "the thing we compare against".
@@ -20,10 +29,10 @@ class BaselineError(Exception):
     """A baseline report that cannot be used; ``str()`` says why in one line."""
 
 
-def _by_group(recs: list[dict[str, Any]], bucket: str) -> dict[str, Sequence[tuple[int, int]]]:
+def _by_group(groups: list[str], pairs: list[tuple[int, int]]) -> dict[str, Sequence[tuple[int, int]]]:
     out: dict[str, list[tuple[int, int]]] = {}
-    for rec in recs:
-        out.setdefault(rec["group"], []).append((rec["counts"][bucket], rec["answered"]))
+    for group, pair in zip(groups, pairs, strict=True):
+        out.setdefault(group, []).append(pair)
     return dict(out)
 
 
@@ -62,19 +71,28 @@ def _direction(x: float) -> str:
 def compare_metrics(records: list[dict[str, Any]], a: str, b: str) -> dict[str, Any]:
     """Arm a against arm b on the other two metrics: retrieval residual per group and on
     average (percent, with the direction in words), the fixed overhead, allocation."""
-    ra = [r for r in records if r["status"] == "classified" and r["arm"] == a]
-    rb = [r for r in records if r["status"] == "classified" and r["arm"] == b]
+    arms = arm_columns(records)
+    return compare_metric_columns(arms.get(a, Columns()), arms.get(b, Columns()), a, b)
 
-    briefs_a, briefs_b = [brief_of(r) for r in ra], [brief_of(r) for r in rb]
 
-    def residuals(recs: list[dict[str, Any]], briefs: list[Any]) -> dict[str, list[float]]:
-        out: dict[str, list[float]] = {}
-        for r, brief in zip(recs, briefs, strict=True):
+def compare_metric_columns(ca: Columns, cb: Columns, a: str, b: str) -> dict[str, Any]:
+    """`compare_metrics` of the two arms' columns (`report.arm_columns`)."""
+
+    def read(c: Columns) -> tuple[dict[str, list[float]], list[Any], dict[str, Any] | None]:
+        # One pass, each brief unpacked once: the retrieval residuals by group, the base
+        # prompts (the median skips the transcripts without one), the allocation.
+        by_group: dict[str, list[float]] = {}
+        bases, heads = [], []
+        for rec in c.recs:
+            brief = brief_of(rec)
             if brief[9] is not None:
-                out.setdefault(r["group"], []).append(brief[9])
-        return out
+                by_group.setdefault(rec["group"], []).append(brief[9])
+            bases.append(brief[6])
+            if brief[0] is not None:
+                heads.append(brief[:5])
+        return by_group, bases, allocation_rows(heads)
 
-    by_a, by_b = residuals(ra, briefs_a), residuals(rb, briefs_b)
+    (by_a, bases_a, sa), (by_b, bases_b, sb) = read(ca), read(cb)
     groups: list[dict[str, Any]] = []
     for g in sorted(set(by_a) & set(by_b)):
         ma, mb = stats.median(by_a[g]), stats.median(by_b[g])
@@ -90,8 +108,7 @@ def compare_metrics(records: list[dict[str, Any]], a: str, b: str) -> dict[str, 
         half = stats.Z95 * sd / len(pcts) ** 0.5
         interval = {"lo": mean - half, "hi": mean + half}
     agreeing = 0 if mean is None else sum(1 for x in pcts if _direction(x) == _direction(mean))
-    base_a = stats.median(b[6] for b in briefs_a)  # the median skips the transcripts without one
-    base_b = stats.median(b[6] for b in briefs_b)
+    base_a, base_b = stats.median(bases_a), stats.median(bases_b)
     residual = {
         "groups": groups,
         "mean_pct": mean,
@@ -102,7 +119,6 @@ def compare_metrics(records: list[dict[str, Any]], a: str, b: str) -> dict[str, 
         "fixed_overhead": None if base_a is None or base_b is None else base_a - base_b,
     }
     allocation = None
-    sa, sb = allocation_summary(ra), allocation_summary(rb)
     if sa is not None and sb is not None:
         ea, eb = sa["efficiency"], sb["efficiency"]
         d = ea["share"] - eb["share"]
@@ -117,16 +133,27 @@ def compare_arms(records: list[dict[str, Any]], a: str, b: str) -> dict[str, Any
 
     Paired by group (stratified) when both arms answered in the same groups.
     """
-    ra, rb = _answering(records, a), _answering(records, b)
-    paired = bool(ra) and {r["group"] for r in ra} == {r["group"] for r in rb}
+    arms = arm_columns(records)
+    return compare_arm_columns(arms.get(a, Columns()), arms.get(b, Columns()), a, b)
+
+
+def compare_arm_columns(ca: Columns, cb: Columns, a: str, b: str) -> dict[str, Any]:
+    """`compare_arms` of the two arms' columns (`report.arm_columns`)."""
+    ra, rb = ca.where_answered(), cb.where_answered()
+    groups_a, groups_b = [r["group"] for r in ra.recs], [r["group"] for r in rb.recs]
+    paired = bool(ra.answered) and set(groups_a) == set(groups_b)
     buckets: dict[str, Any] = {}
     for key in KEYS:
-        diff = stats.paired_difference(_by_group(ra, key), _by_group(rb, key)) if paired else None
+        diff = None
+        if paired:
+            diff = stats.paired_difference(
+                _by_group(groups_a, ra.clusters(key)), _by_group(groups_b, rb.clusters(key))
+            )
         if diff is None:
-            diff = stats.difference(stats.share(clusters(ra, key)), stats.share(clusters(rb, key)))
+            diff = stats.difference(stats.share(ra.clusters(key)), stats.share(rb.clusters(key)))
         buckets[key] = diff.to_dict()
-    return {"a": a, "b": b, "paired": paired, "n_a": sum(r["answered"] for r in ra),
-            "n_b": sum(r["answered"] for r in rb), "buckets": buckets}  # fmt: skip
+    return {"a": a, "b": b, "paired": paired, "n_a": sum(ra.answered), "n_b": sum(rb.answered),
+            "buckets": buckets}  # fmt: skip
 
 
 def load_baseline(path: str) -> list[dict[str, Any]]:

@@ -13,9 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import __version__
-from .compare import arm_pair, compare_arms, compare_baseline, compare_metrics, drop_gates, metric_pair
+from .compare import (
+    arm_pair,
+    compare_arm_columns,
+    compare_baseline,
+    compare_metric_columns,
+    drop_gates,
+    metric_pair,
+)
 from .gates import Gate, Outcome, evaluate, evaluate_baseline_metrics, evaluate_metrics, sample_size
-from .report import SCHEMA, aggregate, dumps, encode, indented, transcripts_json
+from .report import SCHEMA, aggregate_columns, arm_columns, dumps, encode, indented, transcripts_json
 from .store import Slim
 
 
@@ -163,7 +170,9 @@ def build(
     """Aggregate the records, compare arms (and the baseline), decide every gate."""
     # Dicts, or `store.Slim` views that read like them.
     recs: list[Any] = sorted(records, key=lambda r: r["path"])
-    arms, pooled = aggregate(recs)
+    # Each record read once, for every figure below: its arm's columns.
+    columns = arm_columns(recs)
+    arms, pooled = aggregate_columns(columns)
     outcomes = evaluate(list(gates), arms, options.gate_on)
     outcomes += evaluate_metrics(list(metric_gates), arms, options.gate_on)
     if min_calls:
@@ -172,7 +181,7 @@ def build(
     pair = arm_pair(arms, compare)
     comparison = None
     if pair and all(arms.get(a, {}).get("answered") for a in pair):
-        comparison = compare_arms(recs, *pair)
+        comparison = compare_arm_columns(columns[pair[0]], columns[pair[1]], *pair)
     elif compare:
         missing = [a for a in compare if not arms.get(a, {}).get("answered")]
         notes.append(
@@ -186,6 +195,8 @@ def build(
         outcomes += drop_gates(changes, max_drop, options.gate_on)
         outcomes += evaluate_baseline_metrics(list(metric_baseline_gates), changes, arms)
     pair_m = metric_pair(arms, compare)
-    metrics_cmp = compare_metrics(recs, *pair_m) if pair_m and all(a in arms for a in pair_m) else None
+    metrics_cmp = None
+    if pair_m and all(a in arms for a in pair_m):
+        metrics_cmp = compare_metric_columns(columns[pair_m[0]], columns[pair_m[1]], *pair_m)
     return Report(campaign, options, coverage, arms, pooled, comparison, base, outcomes,
                   recs, ignored, notes, metrics_cmp)  # fmt: skip

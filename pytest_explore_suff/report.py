@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from . import stats
-from .buckets import KEYS, zero_counts
+from .buckets import KEYS
 from .campaign import Transcript
 from .classify import Verdict
 from .events import TOOL_KINDS, Collector
@@ -123,7 +123,52 @@ def _spread(values: list[float]) -> dict[str, float | None]:
 
 def allocation_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """Pooled efficiency with its clustered interval, path-only, per-run spread (None: no figure)."""
-    rows = [b[:5] for b in map(brief_of, recs) if b[0] is not None]
+    return metric_summaries(recs)[0]
+
+
+def occupancy_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Median [min-max] of the final context and the residuals; the median base prompt."""
+    return metric_summaries(recs)[1]
+
+
+def metric_summaries(
+    recs: Iterable[Mapping[str, Any]],
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """(`allocation_summary`, `occupancy_summary`) of the records, each brief unpacked once."""
+    heads: list[Brief] = []
+    # Occupancy's figures as columns, not a tuple a record: the end of the session is where a
+    # run's memory peaks, and these lists are as long as the campaign.
+    final: list[Any] = []
+    base: list[Any] = []
+    tool: list[Any] = []
+    file_access: list[Any] = []
+    retrieval: list[Any] = []
+    for b in map(brief_of, recs):
+        if b[0] is not None:
+            heads.append(b[:5])
+        if b[5] is not None:
+            final.append(b[5])
+            base.append(b[6])
+            tool.append(b[7])
+            file_access.append(b[8])
+            retrieval.append(b[9])
+    occupancy = None
+    if final:
+        occupancy = {
+            "transcripts": len(final),
+            "ctx_final": _spread(final),
+            "residual_tool": _spread(tool),
+            "residual_file_access": _spread(file_access),
+            "residual_retrieval": _spread(retrieval),
+            "share": _spread([r / f for f, r in zip(final, retrieval, strict=True) if f > 0]),
+            "ctx_base": stats.median(base),
+        }
+    return allocation_rows(heads), occupancy
+
+
+def allocation_rows(rows: list[Brief]) -> dict[str, Any] | None:
+    """`allocation_summary` of the rows it reads: the head (``brief[:5]``) of each brief with an
+    allocation figure."""
     if not rows:
         return None
     envelope = sum(r[0] for r in rows)
@@ -142,67 +187,98 @@ def allocation_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | No
     }
 
 
-def occupancy_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """Median [min-max] of the final context and the residuals; the median base prompt."""
-    rows = [b[5:] for b in map(brief_of, recs) if b[5] is not None]
-    if not rows:
-        return None
-    return {
-        "transcripts": len(rows),
-        "ctx_final": _spread([r[0] for r in rows]),
-        "residual_tool": _spread([r[2] for r in rows]),
-        "residual_file_access": _spread([r[3] for r in rows]),
-        "residual_retrieval": _spread([r[4] for r in rows]),
-        "share": _spread([r[4] / r[0] for r in rows if r[0] > 0]),
-        "ctx_base": stats.median(r[1] for r in rows),
-    }
-
-
 def shares(counts: dict[str, int], answered: int) -> dict[str, float]:
     return {k: (counts[k] / answered if answered else 0.0) for k in KEYS}
 
 
-def _empty() -> dict[str, Any]:
-    return {"transcripts": 0, "answered": 0, "counts": zero_counts(), "errored": 0, "concurrent": 0}
+class Columns:
+    """Some records, with what every summary and comparison reads of each (the answered
+    calls and the counts), in the records' order.
+
+    A `store.Slim` answers each ``rec[key]`` through a method: read once here, the arm's
+    summary, the pooled one (the arms' columns joined) and the comparisons read lists.
+    The briefs and run totals are unpacked where they are summed up, not kept: held for
+    every record to the end of `build`, each of their numbers an object, they would
+    raise the run's peak memory (the end of the session is where it peaks).
+    """
+
+    __slots__ = ("answered", "counts", "recs")
+
+    def __init__(self, recs: Iterable[Mapping[str, Any]] = ()) -> None:
+        self.recs: list[Mapping[str, Any]] = list(recs)
+        self.answered: list[int] = [rec["answered"] for rec in self.recs]
+        self.counts: list[Mapping[str, int]] = [rec["counts"] for rec in self.recs]
+
+    @classmethod
+    def joined(cls, parts: Iterable[Columns]) -> Columns:
+        """The columns of every part's records, part after part."""
+        out = cls()
+        for part in parts:
+            out.recs += part.recs
+            out.answered += part.answered
+            out.counts += part.counts
+        return out
+
+    def where_answered(self) -> Columns:
+        """The columns of the records with answered calls."""
+        out = Columns()
+        keep = [i for i, n in enumerate(self.answered) if n]
+        out.recs = [self.recs[i] for i in keep]
+        out.answered = [self.answered[i] for i in keep]
+        out.counts = [self.counts[i] for i in keep]
+        return out
+
+    def clusters(self, bucket: str) -> list[tuple[int, int]]:
+        """(calls in ``bucket``, answered calls) per record: the clusters of the intervals."""
+        return list(zip([c[bucket] for c in self.counts], self.answered, strict=True))
 
 
-def _add(agg: dict[str, Any], rec: dict[str, Any]) -> None:
-    agg["transcripts"] += 1
-    agg["answered"] += rec["answered"]
-    agg["errored"] += rec["errored"]
-    agg["concurrent"] += rec["concurrent"]
-    for k in KEYS:
-        agg["counts"][k] += rec["counts"][k]
-
-
-def aggregate(records: Iterable[dict[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
-    """(per-arm aggregates sorted by arm, pooled) over the classified records.
+def arm_columns(records: Iterable[Mapping[str, Any]]) -> dict[str, Columns]:
+    """The columns of the classified records per arm, sorted by arm, in the records' order.
 
     Skipped (raced, contaminated) and failed transcripts are not counted.
     """
-    members: dict[str, list[dict[str, Any]]] = {}
+    members: dict[str, list[Mapping[str, Any]]] = {}
     for rec in records:
         if rec["status"] == "classified":
             members.setdefault(rec["arm"], []).append(rec)
-    arms = {arm: summarize(members[arm]) for arm in sorted(members)}
-    pooled = summarize([rec for arm in sorted(members) for rec in members[arm]])
-    return arms, pooled
+    return {arm: Columns(members[arm]) for arm in sorted(members)}
 
 
-def summarize(recs: list[dict[str, Any]]) -> dict[str, Any]:
+def aggregate(records: Iterable[Mapping[str, Any]]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """(per-arm aggregates sorted by arm, pooled) over the classified records."""
+    return aggregate_columns(arm_columns(records))
+
+
+def aggregate_columns(arms: dict[str, Columns]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """`aggregate` of the columns `arm_columns` made: the pooled figures are over the arms'
+    records, arm after arm."""
+    return {arm: _summary(c) for arm, c in arms.items()}, _summary(Columns.joined(arms.values()))
+
+
+def summarize(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     """Counts, shares, clustered 95% intervals and run figures over some transcripts."""
-    agg = _empty()
-    for rec in recs:
-        _add(agg, rec)
-    agg["shares"] = shares(agg["counts"], agg["answered"])
-    agg["intervals"] = {k: stats.share(clusters(recs, k)).to_dict() for k in KEYS}
-    agg["figures"] = figures(recs)
-    agg["allocation"] = allocation_summary(recs)
-    agg["occupancy"] = occupancy_summary(recs)
+    return _summary(Columns(recs))
+
+
+def _summary(c: Columns) -> dict[str, Any]:
+    # Summed in the records' order, as the intervals' floats are: the same bytes each run.
+    counts = {k: sum([n[k] for n in c.counts]) for k in KEYS}
+    agg: dict[str, Any] = {
+        "transcripts": len(c.recs),
+        "answered": sum(c.answered),
+        "counts": counts,
+        "errored": sum([rec["errored"] for rec in c.recs]),
+        "concurrent": sum([rec["concurrent"] for rec in c.recs]),
+    }
+    agg["shares"] = shares(counts, agg["answered"])
+    agg["intervals"] = {k: stats.share(c.clusters(k)).to_dict() for k in KEYS}
+    agg["figures"] = figures(c.recs)
+    agg["allocation"], agg["occupancy"] = metric_summaries(c.recs)
     return agg
 
 
-def clusters(recs: Iterable[dict[str, Any]], bucket: str) -> list[tuple[int, int]]:
+def clusters(recs: Iterable[Mapping[str, Any]], bucket: str) -> list[tuple[int, int]]:
     """(calls in ``bucket``, answered calls) per transcript: the clusters of the intervals."""
     return [(rec["counts"][bucket], rec["answered"]) for rec in recs]
 
@@ -245,11 +321,11 @@ def pack_totals(totals: Totals) -> bytes | Totals:
         return totals
 
 
-def figures(recs: list[dict[str, Any]]) -> dict[str, float | None]:
+def figures(recs: list[Mapping[str, Any]]) -> dict[str, float | None]:
     """Medians over runs, as the reference harness's arm-comparison table shows them."""
+    tools = [rec.get("tools", {}) for rec in recs]
     out: dict[str, float | None] = {
-        f"{kind}_calls": stats.median(rec.get("tools", {}).get(kind, 0) for rec in recs)
-        for kind in TOOL_KINDS
+        f"{kind}_calls": stats.median([calls.get(kind, 0) for calls in tools]) for kind in TOOL_KINDS
     }
     turns, duration, cost, tokens = zip(*map(run_totals, recs), strict=True) if recs else ((),) * 4
     out["turns"] = stats.median(turns)

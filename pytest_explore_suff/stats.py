@@ -23,6 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 Z95 = 1.959963984540054
+_NUMBERS = (int, float)
+_EXACT = frozenset(_NUMBERS)
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,13 @@ def paired_difference(
 
 
 def median(values: Iterable[float | int | None]) -> float | None:
-    xs = sorted(float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool))
+    """The median of the numbers among ``values`` (None and bools are not numbers)."""
+    values = values if isinstance(values, list) else list(values)
+    if set(map(type, values)) <= _EXACT:  # the usual column: all numbers, none to drop
+        xs = sorted(map(float, values))
+    else:
+        # A bool is an int to isinstance; bool has no subclass, so its exact type says it in one call.
+        xs = sorted([float(v) for v in values if isinstance(v, _NUMBERS) and type(v) is not bool])
     if not xs:
         return None
     mid = len(xs) // 2

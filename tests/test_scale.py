@@ -22,12 +22,25 @@ from builders import Run, ab_campaign, allocation_run, no_explore_run, response,
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_explore_suff import discover, judge
+from pytest_explore_suff import discover, judge, stats
+from pytest_explore_suff.buckets import KEYS
 from pytest_explore_suff.campaign import sniff
+from pytest_explore_suff.compare import compare_metrics
 from pytest_explore_suff.document import Coverage, Options, build
+from pytest_explore_suff.events import TOOL_KINDS
 from pytest_explore_suff.jsonl import BUFFER
 from pytest_explore_suff.readers import base
-from pytest_explore_suff.report import dumps, figures, pack_totals, run_totals
+from pytest_explore_suff.report import (
+    allocation_summary,
+    brief_of,
+    clusters,
+    dumps,
+    figures,
+    occupancy_summary,
+    pack_totals,
+    run_totals,
+    shares,
+)
 from pytest_explore_suff.sources import HEAD_BUFFER, open_head
 from pytest_explore_suff.store import RecordStore
 
@@ -420,3 +433,146 @@ def test_results_no_verdict_reads_are_not_held_though_every_line_is_decoded(tmp_
     verdict, collector = judge("stream-json", [run.write(tmp_path / "run-x.jsonl")])
     assert verdict.answered == 1 and collector.skipped_results == 0
     assert list(collector.results) == [run.events[1]["message"]["content"][0]["id"]]
+
+
+def _reference_spread(values: list) -> dict:
+    return {"median": stats.median(values), "min": min(values) if values else None,
+            "max": max(values) if values else None}  # fmt: skip
+
+
+def _reference_allocation(recs: list) -> dict | None:
+    """`report.allocation_summary` as it was written before the columns."""
+    rows = [b[:5] for b in map(brief_of, recs) if b[0] is not None]
+    if not rows:
+        return None
+    envelope, used, used_path = (sum(r[i] for r in rows) for i in range(3))
+    return {"transcripts": len(rows), "calls": sum(r[3] for r in rows), "envelope": envelope, "used": used,
+            "used_path": used_path, "efficiency": stats.ratio((r[1], r[0]) for r in rows).to_dict(),
+            "efficiency_path": used_path / envelope if envelope else 0.0,
+            "per_run": _reference_spread([r[1] / r[0] if r[0] else 0.0 for r in rows]),
+            "no_answer": sum(1 for r in rows if not r[4])}  # fmt: skip
+
+
+def _reference_occupancy(recs: list) -> dict | None:
+    """`report.occupancy_summary` as it was written before the columns."""
+    rows = [b[5:] for b in map(brief_of, recs) if b[5] is not None]
+    if not rows:
+        return None
+    return {"transcripts": len(rows), "ctx_final": _reference_spread([r[0] for r in rows]),
+            "residual_tool": _reference_spread([r[2] for r in rows]),
+            "residual_file_access": _reference_spread([r[3] for r in rows]),
+            "residual_retrieval": _reference_spread([r[4] for r in rows]),
+            "share": _reference_spread([r[4] / r[0] for r in rows if r[0] > 0]),
+            "ctx_base": stats.median(r[1] for r in rows)}  # fmt: skip
+
+
+def _reference_summary(recs: list) -> dict:
+    """`report.summarize` as it was written before the columns: record by record."""
+    agg = {"transcripts": 0, "answered": 0, "counts": dict.fromkeys(KEYS, 0), "errored": 0, "concurrent": 0}
+    for rec in recs:
+        agg["transcripts"] += 1
+        for key in ("answered", "errored", "concurrent"):
+            agg[key] += rec[key]
+        for k in KEYS:
+            agg["counts"][k] += rec["counts"][k]
+    agg["shares"] = shares(agg["counts"], agg["answered"])
+    agg["intervals"] = {k: stats.share(clusters(recs, k)).to_dict() for k in KEYS}
+    figs = {
+        f"{kind}_calls": stats.median(rec.get("tools", {}).get(kind, 0) for rec in recs)
+        for kind in TOOL_KINDS
+    }
+    turns, duration, cost, tokens = zip(*map(run_totals, recs), strict=True) if recs else ((),) * 4
+    figs |= {
+        "turns": stats.median(turns),
+        "duration_ms": stats.median(duration),
+        "cost_usd": stats.median(cost),
+    }
+    if any(t is not None for t in tokens):
+        figs["tokens"] = stats.median(tokens)
+    agg["figures"] = figs
+    agg["allocation"] = _reference_allocation(recs)
+    agg["occupancy"] = _reference_occupancy(recs)
+    return agg
+
+
+def _reference_compare_arms(records: list, a: str, b: str) -> dict:
+    """`compare.compare_arms` as it was written before the columns."""
+
+    def answering(arm: str) -> list:
+        return [r for r in records if r["status"] == "classified" and r["arm"] == arm and r["answered"]]
+
+    def by_group(recs: list, key: str) -> dict:
+        out: dict = {}
+        for rec in recs:
+            out.setdefault(rec["group"], []).append((rec["counts"][key], rec["answered"]))
+        return out
+
+    ra, rb = answering(a), answering(b)
+    paired = bool(ra) and {r["group"] for r in ra} == {r["group"] for r in rb}
+    buckets = {}
+    for key in KEYS:
+        diff = stats.paired_difference(by_group(ra, key), by_group(rb, key)) if paired else None
+        if diff is None:
+            diff = stats.difference(stats.share(clusters(ra, key)), stats.share(clusters(rb, key)))
+        buckets[key] = diff.to_dict()
+    return {"a": a, "b": b, "paired": paired, "n_a": sum(r["answered"] for r in ra),
+            "n_b": sum(r["answered"] for r in rb), "buckets": buckets}  # fmt: skip
+
+
+_figure = st.none() | st.integers(0, 3000)
+_record = st.fixed_dictionaries({
+    "arm": st.sampled_from(["with", "without", "x"]), "group": st.sampled_from(["g1", "g2", "g3"]),
+    "status": st.sampled_from(["classified", "classified", "skipped", "error"]),
+    "counts": st.fixed_dictionaries({k: st.integers(0, 4) for k in KEYS}),
+    "errored": st.integers(0, 2), "concurrent": st.integers(0, 2),
+    "tools": st.dictionaries(st.sampled_from(TOOL_KINDS), st.integers(0, 9)),
+    "runs": st.lists(st.fixed_dictionaries({}, optional={"num_turns": _figure, "duration_ms": _figure,
+                                                         "total_cost_usd": st.floats(0, 9), "tokens": _figure}),
+                     max_size=2),
+    "allocation": st.none() | st.builds(
+        lambda env, used, path, calls, has: {"envelope": env, "used": min(used, env), "used_path": min(path, env),
+                                             "calls": [{}] * calls, "has_answer": has},
+        st.integers(0, 5000), st.integers(0, 5000), st.integers(0, 5000), st.integers(0, 3), st.booleans()),
+    "occupancy": st.none() | st.builds(
+        lambda final, base, tool, fa, ret: {"ctx_final": final, "ctx_base": base, "residual": {"tool": tool},
+                                            "residual_file_access": fa, "residual_retrieval": ret},
+        st.integers(0, 90000), st.integers(0, 9000), st.integers(0, 9000), st.integers(0, 9000), st.integers(0, 9000)),
+})  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_record, max_size=14))
+def test_the_columns_give_the_figures_record_by_record_reading_gives(drawn):
+    # `build` reads each record once into its arm's columns; the figures must be the bytes
+    # the per-record definitions give, for dict records and for the spooled `Slim` views.
+    records = [{"path": f"r/run{i}.jsonl", "reason": "", "answered": sum(rec["counts"].values()), **rec}
+               for i, rec in enumerate(drawn)]  # fmt: skip
+    with RecordStore() as store:
+        for rec in records:
+            store.add(rec)
+        for recs in (sorted(records, key=lambda r: r["path"]), store.records()):
+            report = _build(recs)
+            classified = sorted((r for r in report.transcripts if r["status"] == "classified"),
+                                key=lambda r: r["arm"])  # fmt: skip
+            arms = {arm: _reference_summary([r for r in classified if r["arm"] == arm])
+                    for arm in sorted({r["arm"] for r in classified})}  # fmt: skip
+            assert orjson.dumps(report.arms) == orjson.dumps(arms)
+            assert orjson.dumps(report.pooled) == orjson.dumps(_reference_summary(classified))
+            if report.comparison is not None:
+                reference = _reference_compare_arms(list(report.transcripts), "with", "without")
+                assert orjson.dumps(report.comparison) == orjson.dumps(reference)
+            if report.metrics_comparison is not None:
+                by_records = compare_metrics(list(report.transcripts), "with", "without")
+                assert orjson.dumps(report.metrics_comparison) == orjson.dumps(by_records)
+                for arm, side in (("with", "a"), ("without", "b")):
+                    allocation = _reference_allocation([r for r in classified if r["arm"] == arm])
+                    if report.metrics_comparison["allocation"] is not None:
+                        assert allocation is not None
+                        assert (
+                            report.metrics_comparison["allocation"][side] == allocation["efficiency"]["share"]
+                        )
+            for recs_of in (classified, []):
+                assert orjson.dumps(allocation_summary(recs_of)) == orjson.dumps(
+                    _reference_allocation(recs_of)
+                )
+                assert orjson.dumps(occupancy_summary(recs_of)) == orjson.dumps(_reference_occupancy(recs_of))

@@ -5,6 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_explore_suff import stats
 
@@ -92,3 +94,23 @@ def test_the_median_ignores_missing_values():
     assert stats.median([3, None, 1, 2]) == 2
     assert stats.median([1, 2]) == 1.5
     assert stats.median([None]) is None
+
+
+_value = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False)
+
+
+@given(
+    st.lists(_value, max_size=9)
+    | st.lists(st.integers(0, 9) | st.floats(-5, 5), max_size=9)
+    | st.lists(st.integers(-(2**70), 2**70), max_size=9)
+)
+def test_the_median_of_an_all_number_column_is_the_median_of_its_numbers(values):
+    # The fast path (every value an int or a float) must give what filtering value by value gives.
+    numbers = sorted(float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool))
+    mid = len(numbers) // 2
+    expected = (
+        None if not numbers else numbers[mid] if len(numbers) % 2 else (numbers[mid - 1] + numbers[mid]) / 2
+    )
+    got = stats.median(values)
+    assert repr(got) == repr(expected)
+    assert repr(stats.median(iter(values))) == repr(expected)
