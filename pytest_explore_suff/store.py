@@ -40,6 +40,10 @@ _VALUES = ("arm", "group", "status", "reason", "counts", "tools")
 _TOTALS = 4  # `report.run_totals`, then the metrics' brief (`report.brief_of`): doubles, NaN for None
 _FIGURES = _TOTALS + 10
 _KEPT = frozenset({"path", *_NUMBERS, *_VALUES})
+#: Rows per block of arrays. A block's arrays are made at their full size, never grown: an
+#: array that grows moves to a larger piece of the heap, and the pieces it leaves behind
+#: (about as large as the array, in all) stay in the process's memory.
+_BLOCK = 1024
 
 
 def _value_field(name: str) -> Any:
@@ -47,8 +51,9 @@ def _value_field(name: str) -> Any:
     at = _VALUES.index(name)
 
     def get(self: Slim) -> Any:
+        row = self._row
         store = self._store
-        return store._values[store._refs[self._row * len(_VALUES) + at]]
+        return store._values[store._blocks[row // _BLOCK].refs[row % _BLOCK * len(_VALUES) + at]]
 
     return property(get, doc=f"The record's {name!r}.")
 
@@ -58,7 +63,8 @@ def _number_field(name: str) -> Any:
     at = _NUMBERS.index(name)
 
     def get(self: Slim) -> int:
-        return self._store._numbers[self._row * len(_NUMBERS) + at]
+        row = self._row
+        return self._store._blocks[row // _BLOCK].numbers[row % _BLOCK * len(_NUMBERS) + at]
 
     return property(get, doc=f"The record's {name!r}.")
 
@@ -124,6 +130,19 @@ class Slim(Mapping[str, Any]):
         return self._store.brief(self._row)
 
 
+class _Block:
+    """The arrays of `_BLOCK` rows: each row's items side by side (`_PLACE` of them in
+    ``place``, ...)."""
+
+    __slots__ = ("figures", "numbers", "place", "refs")
+
+    def __init__(self) -> None:
+        self.place = array("q", [0]) * (_PLACE * _BLOCK)
+        self.numbers = array("q", [0]) * (len(_NUMBERS) * _BLOCK)
+        self.refs = array("I", [0]) * (len(_VALUES) * _BLOCK)  # four bytes, not a reference and an object
+        self.figures = array("d", [0.0]) * (_FIGURES * _BLOCK)
+
+
 class RecordStore:
     """Transcript records by path: spooled to a temporary file, a row of arrays in memory.
 
@@ -132,17 +151,14 @@ class RecordStore:
 
     def __init__(self, directory: str | None = None) -> None:
         # A large buffer: records are a few kilobytes, one write call for many of them.
-        self._file = tempfile.TemporaryFile(prefix="explore-suff-records-", dir=directory, buffering=1 << 18)  # noqa: SIM115
+        self._file = tempfile.TemporaryFile(prefix="explore-suff-records-", dir=directory, buffering=1 << 16)  # noqa: SIM115
         self._end = 0
         self._dirty = False
         # The paths in arrival order, a row each: a dict for its order and look-ups, not
         # a set (half the size) nor path -> row (an int object each above 256).
         self._paths: dict[str, None] = {}
         self._rows: dict[str, int] | None = None  # path -> row, made on the first look-up by path
-        self._place = array("q")
-        self._numbers = array("q")
-        self._refs = array("I")  # indices into _values: four bytes, not a reference and an object
-        self._figures = array("d")
+        self._blocks: list[_Block] = []  # row r: block r // _BLOCK, its row r % _BLOCK
         self._odd_totals: dict[int, Totals] = {}  # by row: run totals no double holds (`pack_totals`)
         self._values: list[Any] = []
         self._value_refs: dict[Any, int] = {}  # a string -> its index in _values
@@ -163,24 +179,25 @@ class RecordStore:
         self._file.write(data)
         self._end += len(data)
         self._dirty = True
-        row = self._row(path) if path in self._paths else None
-        if row is None:
-            row = len(self._paths)
-            self._paths[path] = None
-            if self._rows is not None:
-                self._rows[path] = row
-            self._place.extend(place)
-            self._numbers.extend(numbers)
-            self._refs.extend(refs)
-            self._figures.extend(figures)
-        else:  # the same path again: its row takes the new record
-            self._place[row * _PLACE : (row + 1) * _PLACE] = place
-            self._numbers[row * len(_NUMBERS) : (row + 1) * len(_NUMBERS)] = numbers
-            self._refs[row * len(_VALUES) : (row + 1) * len(_VALUES)] = refs
-            self._figures[row * _FIGURES : (row + 1) * _FIGURES] = figures
-            self._odd_totals.pop(row, None)
+        row = self._row(path) if path in self._paths else self._new_row(path)  # the same path again: its row
+        block, at = self._blocks[row // _BLOCK], row % _BLOCK
+        block.place[at * _PLACE : (at + 1) * _PLACE] = place
+        block.numbers[at * len(_NUMBERS) : (at + 1) * len(_NUMBERS)] = numbers
+        block.refs[at * len(_VALUES) : (at + 1) * len(_VALUES)] = refs
+        block.figures[at * _FIGURES : (at + 1) * _FIGURES] = figures
         if packed is None:
             self._odd_totals[row] = totals
+        elif self._odd_totals:
+            self._odd_totals.pop(row, None)
+
+    def _new_row(self, path: str) -> int:
+        row = len(self._paths)
+        self._paths[path] = None
+        if self._rows is not None:
+            self._rows[path] = row
+        if row % _BLOCK == 0:
+            self._blocks.append(_Block())
+        return row
 
     def __len__(self) -> int:
         return len(self._paths)
@@ -203,7 +220,8 @@ class RecordStore:
         if self._dirty:
             self._file.flush()
             self._dirty = False
-        at, size = self._place[row * _PLACE : (row + 1) * _PLACE]
+        block, at = self._blocks[row // _BLOCK], row % _BLOCK
+        at, size = block.place[at * _PLACE : (at + 1) * _PLACE]
         data = os.pread(self._file.fileno(), size, at)
         if len(data) != size:  # pragma: no cover - our own temporary file, cut short
             raise OSError(f"the record spool lost the record in row {row}")
@@ -218,10 +236,12 @@ class RecordStore:
     def totals(self, row: int) -> Totals:
         if row in self._odd_totals:
             return self._odd_totals[row]
-        return unpack_totals(self._figures[row * _FIGURES : row * _FIGURES + _TOTALS])
+        block, at = self._blocks[row // _BLOCK], row % _BLOCK
+        return unpack_totals(block.figures[at * _FIGURES : at * _FIGURES + _TOTALS])
 
     def brief(self, row: int) -> Brief:
-        return unpack_brief(self._figures[row * _FIGURES + _TOTALS : (row + 1) * _FIGURES])
+        block, at = self._blocks[row // _BLOCK], row % _BLOCK
+        return unpack_brief(block.figures[at * _FIGURES + _TOTALS : (at + 1) * _FIGURES])
 
     def _row(self, path: str) -> int:
         if self._rows is None:
