@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from .campaign import from_wire, to_wire
-from .nodes import RECORD_ATTR, _property, campaign_key, deselected_key
+from .nodes import RECORD_ATTR, campaign_key, deselected_key, shared_properties
 
 CAMPAIGN_KEY = "explore_suff_campaign"  # workerinput key: the controller's discovery
 DESELECTED_KEY = "explore_suff_deselected"  # workeroutput key: the transcripts a worker deselected
@@ -56,16 +56,6 @@ def send_deselected(config: pytest.Config) -> None:
         workeroutput[DESELECTED_KEY] = config.stash.get(deselected_key, [])
 
 
-def _pair(value: Any) -> bool:
-    """A property pair `_property` may share: no float (0.0 and -0.0 are equal, and would be one)."""
-    return (
-        type(value) is tuple
-        and len(value) == 2
-        and type(value[0]) is str
-        and type(value[1]) in (str, int, bool, type(None))
-    )
-
-
 class Shrinker:
     """Keeps less of what pytest holds to the end of the session: three reports per item.
 
@@ -79,12 +69,9 @@ class Shrinker:
     """
 
     SHARED = ("keywords", "user_properties", "location", "_id")
-    #: At most this many distinct property lists are shared across items (as `_property` caches pairs).
-    LISTS = 4096
 
     def __init__(self) -> None:
         self._latest: dict[str, dict[str, Any]] = {}  # nodeid -> the fields of its latest report
-        self._lists: dict[tuple[int, ...], list[tuple[str, Any]]] = {}
 
     def shrink(self, report: pytest.TestReport) -> None:
         fields = vars(report)
@@ -106,7 +93,7 @@ class Shrinker:
                 }
         properties = fields.get("user_properties")
         if type(properties) is list and (latest is None or properties is not latest.get("user_properties")):
-            fields["user_properties"] = self._properties(properties)
+            fields["user_properties"] = shared_properties(properties)
         for name in ("when", "outcome", "worker_id", "testrun_uid"):
             if type(fields.get(name)) is str:
                 fields[name] = sys.intern(fields[name])
@@ -114,28 +101,6 @@ class Shrinker:
             self._latest.pop(nodeid, None)
         else:
             self._latest[nodeid] = fields
-
-    def _properties(self, properties: list[Any]) -> list[Any]:
-        """The report's user properties as one list for every report with the same pairs.
-
-        Thousands of items carry the same few (arm and group on the setup report,
-        also answered and sufficient later). The key is the identity of each pair
-        `_property` returned, not its value: equal values of different types (1 and
-        True) stay apart, and the cached list keeps its pairs, so no id is reused.
-        """
-        shared = self._lists.get(tuple(map(id, properties)))
-        if shared is not None:  # the very pairs of a list kept here (pytest copies the item's list)
-            return shared
-        if not all(map(_pair, properties)):  # a value `_property` does not share: a list of its own
-            return [_property(*p) if _pair(p) else p for p in properties]
-        pairs = [_property(*p) for p in properties]
-        key = tuple(map(id, pairs))
-        shared = self._lists.get(key)
-        if shared is None:
-            if len(self._lists) >= self.LISTS:
-                return pairs
-            shared = self._lists[key] = pairs
-        return shared
 
 
 class WorkerShrinker(Shrinker):

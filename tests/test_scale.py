@@ -393,9 +393,17 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
                         by_item.setdefault(r.nodeid, {})[r.when] = r
             return by_item
 
+        items = []
+
+        def pytest_collection_finish(session):
+            items.extend(session.items)
+
         def pytest_terminal_summary(terminalreporter):
             shared = equal = 0
             by_item = _by_item(terminalreporter)
+            # The items live to the end too (on the workers under xdist): each keeps the shared list.
+            kept = sum(item.user_properties is by_item[item.nodeid]["teardown"].user_properties for item in items)
+            terminalreporter.write_line(f"ITEM LISTS {kept} of {len(items)}")
             for phases in by_item.values():
                 setup, call, teardown = phases["setup"], phases["call"], phases["teardown"]
                 shared += setup.keywords is call.keywords is teardown.keywords
@@ -434,6 +442,8 @@ def test_the_reports_of_an_item_share_one_copy_of_what_they_repeat(pytester, mon
     result = pytester.runpytest_subprocess(f"--explore-suff={root}", "-p", "no:cacheprovider", *workers)
     # Two runs of one arm: setup and call properties alike; the other arm's two lists of its own.
     result.stdout.fnmatch_lines(["ITEMS 3 SHARED 9 EQUAL 9 DISTINCT 4 LISTS 4 INTERNED 0"])
+    if not workers:
+        result.stdout.fnmatch_lines(["ITEM LISTS 3 of 3"])
     if workers:  # each worker kept the reports it ran (they do), none with its record
         counts = sorted(f.read_text() for f in kept.iterdir())
         assert len(counts) == 2 and all(c.startswith("0 of ") for c in counts), counts
