@@ -155,18 +155,23 @@ class TranscriptItem(pytest.Item):
 
     def reportinfo(self) -> tuple[str, int, str]:
         t = self.transcript
-        return t.archive or t.files[0], 0, f"transcript {clean(t.path)} [{clean(t.arm)}]"
+        return t.archive or t.files[0], 0, self._domain()
+
+    def _domain(self) -> str:
+        # The item's name is its transcript's path, cleaned (`_collect_campaign`); arms repeat.
+        return f"transcript {self.name} [{_clean_arm(self.transcript.arm)}]"
 
     @functools.cached_property
     def location(self) -> tuple[str, int | None, str]:
         # pytest's own makes Paths of every item's file and asks bestrelpath: a tenth of a
         # millisecond per item, each item's file being another. For a normalized absolute
         # path its answer is os.path.relpath's, plain string work.
-        path, line, domain = self.reportinfo()
         t = self.transcript
         if t.archive is None and (base := _root_relpath(t.root, str(self.config.rootpath))) is not None:
-            # relpath's answer too, the campaign root's part worked out once (a walked name is normalized)
-            return (t.rel_files[0] if base == "." else f"{base}/{t.rel_files[0]}"), line, domain
+            # relpath's answer too, the campaign root's part worked out once (a walked name is
+            # normalized), and no need of reportinfo's absolute path
+            return (t.rel_files[0] if base == "." else f"{base}/{t.rel_files[0]}"), 0, self._domain()
+        path, line, domain = self.reportinfo()
         if os.path.isabs(path) and os.path.normpath(path) == path:
             try:
                 return os.path.relpath(path, self.config.rootpath), line, domain
@@ -187,6 +192,9 @@ def _root_relpath(root: str, start: str) -> str | None:
         return None
     base = os.path.relpath(root, start)
     return None if all(part == ".." for part in base.split("/")) else base
+
+
+_clean_arm = functools.lru_cache(maxsize=256)(clean)  # every item's domain names its arm
 
 
 @functools.lru_cache(maxsize=4096, typed=True)
