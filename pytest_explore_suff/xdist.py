@@ -56,6 +56,9 @@ def send_deselected(config: pytest.Config) -> None:
         workeroutput[DESELECTED_KEY] = config.stash.get(deselected_key, [])
 
 
+_ABSENT = object()
+
+
 class Shrinker:
     """Keeps less of what pytest holds to the end of the session: three reports per item.
 
@@ -64,8 +67,9 @@ class Shrinker:
     location (under xdist also its own copy of every string and the parsed node
     id), and the terminal reporter keeps all of them. Once every plugin has seen
     a report (`shrink` runs last), values equal to the item's previous report's
-    are swapped for that report's objects, and the few strings every report
-    repeats for one copy: equal values, about two kilobytes less per item.
+    are swapped for that report's objects, and (on the xdist controller) the few
+    strings every report repeats for one copy: equal values, about two kilobytes
+    less per item.
     """
 
     SHARED = ("keywords", "user_properties", "location", "_id")
@@ -77,11 +81,17 @@ class Shrinker:
         fields = vars(report)
         nodeid = report.nodeid
         latest = self._latest.get(nodeid)
+        # A report from an xdist worker, unpacked here on the controller (xdist gave it its
+        # `node`), has its own copy of every string; one made in this process has the nodes'.
+        unpacked = "node" in fields
         if latest is not None:
             for name in self.SHARED:
-                if name in fields and name in latest and fields[name] == latest[name]:
-                    fields[name] = latest[name]
-        else:
+                mine, theirs = fields.get(name, _ABSENT), latest.get(name, _ABSENT)
+                # `is` first: the location is often the very same object, and a parsed node id
+                # compares by a dataclass's __eq__
+                if mine is not theirs and mine is not _ABSENT and theirs is not _ABSENT and mine == theirs:
+                    fields[name] = theirs
+        elif unpacked:
             keywords = fields.get("keywords")
             # One copy of each name that items repeat (folders, arms, groups), but for the
             # item's own name: no other item has it, and interned it would only add an entry
@@ -94,9 +104,10 @@ class Shrinker:
         properties = fields.get("user_properties")
         if type(properties) is list and (latest is None or properties is not latest.get("user_properties")):
             fields["user_properties"] = shared_properties(properties)
-        for name in ("when", "outcome", "worker_id", "testrun_uid"):
-            if type(fields.get(name)) is str:
-                fields[name] = sys.intern(fields[name])
+        if unpacked:
+            for name in ("when", "outcome", "worker_id", "testrun_uid"):
+                if type(fields.get(name)) is str:
+                    fields[name] = sys.intern(fields[name])
         if report.when == "teardown":
             self._latest.pop(nodeid, None)
         else:
