@@ -91,8 +91,9 @@ def unpack_brief(values: Iterable[float]) -> Brief:
 
 
 def brief_of(rec: Mapping[str, Any]) -> Brief:
-    if hasattr(rec, "brief"):  # a `store.Slim`: what its store kept
-        return rec.brief  # type: ignore[no-any-return]
+    kept = getattr(rec, "brief", None)  # a `store.Slim`: what its store kept (a property: read once)
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
     a = rec.get("allocation")
     o = rec.get("occupancy")
     if not isinstance(a, Mapping) and not isinstance(o, Mapping):
