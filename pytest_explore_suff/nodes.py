@@ -155,18 +155,23 @@ class TranscriptItem(pytest.Item):
 
     def reportinfo(self) -> tuple[str, int, str]:
         t = self.transcript
-        return t.archive or t.files[0], 0, f"transcript {clean(t.path)} [{clean(t.arm)}]"
+        return t.archive or t.files[0], 0, self._domain()
+
+    def _domain(self) -> str:
+        # The item's name is its transcript's path, cleaned (`_collect_campaign`); arms repeat.
+        return f"transcript {self.name} [{_clean_arm(self.transcript.arm)}]"
 
     @functools.cached_property
     def location(self) -> tuple[str, int | None, str]:
         # pytest's own makes Paths of every item's file and asks bestrelpath: a tenth of a
         # millisecond per item, each item's file being another. For a normalized absolute
         # path its answer is os.path.relpath's, plain string work.
-        path, line, domain = self.reportinfo()
         t = self.transcript
         if t.archive is None and (base := _root_relpath(t.root, str(self.config.rootpath))) is not None:
-            # relpath's answer too, the campaign root's part worked out once (a walked name is normalized)
-            return (t.rel_files[0] if base == "." else f"{base}/{t.rel_files[0]}"), line, domain
+            # relpath's answer too, the campaign root's part worked out once (a walked name is
+            # normalized), and no need of reportinfo's absolute path
+            return (t.rel_files[0] if base == "." else f"{base}/{t.rel_files[0]}"), 0, self._domain()
+        path, line, domain = self.reportinfo()
         if os.path.isabs(path) and os.path.normpath(path) == path:
             try:
                 return os.path.relpath(path, self.config.rootpath), line, domain
@@ -189,10 +194,52 @@ def _root_relpath(root: str, start: str) -> str | None:
     return None if all(part == ".." for part in base.split("/")) else base
 
 
+_clean_arm = functools.lru_cache(maxsize=256)(clean)  # every item's domain names its arm
+
+
 @functools.lru_cache(maxsize=4096, typed=True)
 def _property(name: str, value: Any) -> tuple[str, Any]:
     """A user property: the same few pairs recur on thousands of items, kept to the end."""
     return (name, value)
+
+
+#: At most this many distinct property lists are shared (as `_property` caches pairs).
+_LISTS = 4096
+_lists: dict[tuple[int, ...], list[tuple[str, Any]]] = {}
+
+
+def _pair(value: Any) -> bool:
+    """A property pair `_property` may share: no float (0.0 and -0.0 are equal, and would be one)."""
+    return (
+        type(value) is tuple
+        and len(value) == 2
+        and type(value[0]) is str
+        and type(value[1]) in (str, int, bool, type(None))
+    )
+
+
+def shared_properties(properties: list[Any]) -> list[Any]:
+    """The same user properties as one list for every holder of the same pairs (items
+    and their reports, kept to the end of the session): only read once shared.
+
+    Thousands of items carry the same few (arm and group on the setup report,
+    also answered and sufficient later). The key is the identity of each pair
+    `_property` returned, not its value: equal values of different types (1 and
+    True) stay apart, and the cached list keeps its pairs, so no id is reused.
+    """
+    shared = _lists.get(tuple(map(id, properties)))
+    if shared is not None:  # the very pairs of a list kept here (pytest copies the item's list)
+        return shared
+    if not all(map(_pair, properties)):  # a value `_property` does not share: a list of its own
+        return [_property(*p) if _pair(p) else p for p in properties]
+    pairs = [_property(*p) for p in properties]
+    key = tuple(map(id, pairs))
+    shared = _lists.get(key)
+    if shared is None:
+        if len(_lists) >= _LISTS:
+            return pairs
+        shared = _lists[key] = pairs
+    return shared
 
 
 def _no_source_line(filename: str) -> None:
@@ -206,8 +253,16 @@ def _no_source_line(filename: str) -> None:
     linecache.cache.setdefault(filename, (0, None, [], filename))
 
 
-def attach_record(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
-    if call.when == "call" and isinstance(item, TranscriptItem) and item.record is not None:
+def after_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
+    """What an item's report takes from it (the record, on the call's), and what the item
+    keeps once its last report is made."""
+    if not isinstance(item, TranscriptItem):
+        return
+    if call.when == "call" and item.record is not None:
         # Plain JSON data on the report: xdist ships report.__dict__ to the controller.
         setattr(report, RECORD_ATTR, item.record)
         item.record = None  # the item lives to the end of the session; its record need not
+    elif call.when == "teardown":
+        # The item lives to the end of the session, and its reports have their own copies
+        # of its properties: it keeps the list that items with the same pairs share.
+        item.user_properties = shared_properties(item.user_properties)

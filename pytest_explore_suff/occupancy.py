@@ -145,6 +145,10 @@ def occupancy(
     if not timeline.requests:
         return None, "no token counts in the log (no model request records its usage)"
     # Per gap: delta, chars, tool chars, chars per family.
+    # With every tool result's characters and count by family, each result's family asked once.
+    result_chars = dict.fromkeys(FAMILIES, 0)
+    result_count = dict.fromkeys(FAMILIES, 0)
+    _count(timeline.before_first, family_of, result_chars, result_count)
     gaps = []
     prev = timeline.base or 0
     for g in timeline.gaps:
@@ -152,8 +156,11 @@ def occupancy(
         for tid, chars in g.results:
             f = family_of(tid)
             fam[f] = fam.get(f, 0) + chars
+            result_chars[f] += chars
+            result_count[f] += 1
         gaps.append((g.ctx - prev, g.chars, sum(fam.values()), fam, g.compacted))
         prev = g.ctx
+    _count(timeline.pending_results, family_of, result_chars, result_count)
 
     # Pass 1: characters per token, on gaps that are mostly tool output.
     clean = [(d, tc) for d, c, tc, _, comp in gaps if not comp and d > 0 and c > CLEAN_CHARS
@@ -208,12 +215,6 @@ def occupancy(
     for f, tokens in queue:
         residual[f] += tokens
 
-    result_chars = dict.fromkeys(FAMILIES, 0)
-    result_count = dict.fromkeys(FAMILIES, 0)
-    for tid, n in _every_result(timeline):
-        f = family_of(tid)
-        result_chars[f] += n
-        result_count[f] += 1
     ctx_final = timeline.last_ctx
     file_access = sum(residual[f] for f in FILE_ACCESS)
     retrieval = residual["tool"] + file_access
@@ -238,12 +239,17 @@ def occupancy(
     }, ""
 
 
-def _every_result(timeline: Timeline) -> Iterable[tuple[str, int]]:
-    yield from timeline.before_first
-    for g in timeline.gaps:
-        yield from g.results
-    yield from timeline.pending_results
+def _count(
+    results: Iterable[tuple[str, int]],
+    family_of: Callable[[str], str],
+    chars: dict[str, int],
+    count: dict[str, int],
+) -> None:
+    for tid, n in results:
+        f = family_of(tid)
+        chars[f] += n
+        count[f] += 1
 
 
 def _rounded(values: Mapping[str, float]) -> dict[str, int]:
-    return {f: js_round(values[f]) for f in FAMILIES}
+    return {f: math.floor(values[f] + 0.5) for f in FAMILIES}  # js_round, called for each

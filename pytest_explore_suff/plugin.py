@@ -51,5 +51,5 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    nodes.attach_record(item, call, report)
+    nodes.after_report(item, call, report)
     return report

@@ -6,7 +6,6 @@ import contextlib
 import json
 import math
 import os
-import struct
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -68,37 +67,33 @@ def record(
     }
 
 
-#: What the aggregates read of a record's metrics, as one flat tuple (a `store.Slim`
+#: What the aggregates read of a record's metrics, as one flat tuple (a `store.RecordStore`
 #: keeps it in memory): allocation's envelope, used, used by path, calls, has_answer,
 #: then occupancy's ctx_final, ctx_base, tool, file-access and retrieval residuals.
 Brief = tuple[Any, ...]
 _NO_BRIEF: Brief = (None,) * 10
 
 
-_PACK = struct.Struct("<10d")  # NaN for a missing figure
+def pack_brief(brief: Brief) -> list[float]:
+    """A record's brief as a `store.RecordStore` keeps it to the end of a run: ten doubles
+    (NaN for None), not a tuple of number objects (tens of thousands of records are held)."""
+    return [math.nan if v is None else float(v) for v in brief]
 
 
-def pack_brief(brief: Brief) -> bytes | None:
-    """A record's brief as a `store.Slim` keeps it to the end of a run: 80 bytes of doubles,
-    not a tuple of number objects (tens of thousands of records are held)."""
-    if brief is _NO_BRIEF:
-        return None
-    return _PACK.pack(*[math.nan if v is None else float(v) for v in brief])
-
-
-def _unpacked(data: bytes) -> Brief:
-    # Counts of characters, calls and tokens are whole; has_answer (4) is a bool. One pass:
-    # the aggregates unpack every record's brief several times.
-    out: list[Any] = [None if v != v else int(v) for v in _PACK.unpack(data)]
+def unpack_brief(values: Iterable[float]) -> Brief:
+    """The brief that `pack_brief` packed: counts of characters, calls and tokens are
+    whole; has_answer (4) is a bool."""
+    # One pass: the aggregates unpack every record's brief several times.
+    out: list[Any] = [None if v != v else int(v) for v in values]
     if out[4] is not None:
         out[4] = bool(out[4])
     return tuple(out)
 
 
 def brief_of(rec: Mapping[str, Any]) -> Brief:
-    if hasattr(rec, "metrics"):  # a `store.Slim`: what it kept, packed
-        kept = rec.metrics
-        return _NO_BRIEF if kept is None else _unpacked(kept)
+    kept = getattr(rec, "brief", None)  # a `store.Slim`: what its store kept (a property: read once)
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
     a = rec.get("allocation")
     o = rec.get("occupancy")
     if not isinstance(a, Mapping) and not isinstance(o, Mapping):
@@ -286,15 +281,14 @@ def clusters(recs: Iterable[Mapping[str, Any]], bucket: str) -> list[tuple[int, 
 #: The run fields `figures` reads: turns, duration, cost, and tokens (Codex and Gemini logs).
 RUN_FIGURES = ("num_turns", "duration_ms", "total_cost_usd", "tokens")
 Totals = tuple[Any, ...]
-_TOTALS = struct.Struct("<4d")  # NaN for a figure no run has
 
 
 def run_totals(rec: Mapping[str, Any]) -> Totals:
     """Per field of `RUN_FIGURES`, its sum over the record's runs that have a number for it
     (None: none has)."""
-    kept = getattr(rec, "totals", None)  # a `store.Slim`: what it kept, packed
+    kept = getattr(rec, "totals", None)  # a `store.Slim`: what its store kept
     if kept is not None:
-        return kept if type(kept) is tuple else tuple(None if v != v else v for v in _TOTALS.unpack(kept))
+        return kept  # type: ignore[no-any-return]
     runs = rec.get("runs", ())
     return tuple(_total([r.get(key) for r in runs]) for key in RUN_FIGURES)
 
@@ -308,17 +302,28 @@ def _total(values: list[Any]) -> Any:
     return sum(nums) if nums else None
 
 
-def pack_totals(totals: Totals) -> bytes | Totals:
-    """A record's run totals as a `store.Slim` keeps them: 32 bytes of doubles. `figures`
-    takes medians of floats, so a sum is the same figure as a double; a NaN sum (runs
-    with both infinities) or an integer past a double's range stays as it is."""
+def pack_totals(totals: Totals) -> list[float] | None:
+    """A record's run totals as a `store.RecordStore` keeps them: four doubles (NaN for
+    None). `figures` takes medians of floats, so a sum is the same figure as a double;
+    None (kept as they are) for a NaN sum (runs with both infinities) or an integer past
+    a double's range."""
+    out = []
     for v in totals:
-        if v is not None and v != v:
-            return totals
-    try:
-        return _TOTALS.pack(*[math.nan if v is None else v for v in totals])
-    except (OverflowError, struct.error):  # struct's for an integer a double cannot hold
-        return totals
+        if v is None:
+            out.append(math.nan)
+        elif v != v:
+            return None
+        else:
+            try:
+                out.append(float(v))
+            except OverflowError:
+                return None
+    return out
+
+
+def unpack_totals(values: Iterable[float]) -> Totals:
+    """The run totals that `pack_totals` packed."""
+    return tuple(None if v != v else v for v in values)
 
 
 def figures(recs: list[Mapping[str, Any]]) -> dict[str, float | None]:

@@ -3,71 +3,85 @@
 A record (``report.record``) carries a transcript's calls, warnings, runs and
 files: kilobytes each, and a campaign has tens of thousands. `RecordStore`
 writes each record, as it arrives, to a temporary spool file, already encoded
-the way the JSON report holds it, and keeps in memory only a `Slim` view:
-what aggregation, intervals, comparisons and gates read (path, arm, group,
-status, reason, counts, totals). The report is then written by copying the
-spooled bytes (`document.Report.json_chunks`), and whatever else a record holds
-is read back from the spool on first use (``slim["calls"]``).
+the way the JSON report holds it, and keeps in memory only one row of a few
+arrays per record: what aggregation, intervals, comparisons and gates read
+(arm, group, status, reason, counts, totals, the metrics' brief) and where the
+spool holds the rest. `records` hands out `Slim` views of the rows. The report
+is then written by copying the spooled bytes (`document.Report.json_chunks`),
+and whatever else a record holds is read back from the spool on first use
+(``slim["calls"]``).
 """
 
 from __future__ import annotations
 
 import os
-import struct
-import sys
 import tempfile
+from array import array
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .report import Totals, brief_of, indented, pack_brief, pack_totals, run_totals
+from .report import (
+    Brief,
+    Totals,
+    brief_of,
+    indented,
+    pack_brief,
+    pack_totals,
+    run_totals,
+    unpack_brief,
+    unpack_totals,
+)
 
-_KEPT = frozenset({"path", "arm", "group", "status", "reason", "answered", "errored", "concurrent",
-                   "counts", "tools"})  # fmt: skip
+#: A row's items per array. `_VALUES` are indices into the store's table of values:
+#: the strings, and the counts and tools dicts, that thousands of records share.
+_PLACE = 2  # the record's offset in the spool and its size
+_NUMBERS = ("answered", "errored", "concurrent")
+_VALUES = ("arm", "group", "status", "reason", "counts", "tools")
+_TOTALS = 4  # `report.run_totals`, then the metrics' brief (`report.brief_of`): doubles, NaN for None
+_FIGURES = _TOTALS + 10
+_KEPT = frozenset({"path", *_NUMBERS, *_VALUES})
+#: Rows per block of arrays. A block's arrays are made at their full size, never grown: an
+#: array that grows moves to a larger piece of the heap, and the pieces it leaves behind
+#: (about as large as the array, in all) stay in the process's memory.
+_BLOCK = 1024
+
+
+def _value_field(name: str) -> Any:
+    """A `Slim` property: the record's ``name``, from its row's index into the table of values."""
+    at = _VALUES.index(name)
+
+    def get(self: Slim) -> Any:
+        row = self._row
+        store = self._store
+        return store._values[store._blocks[row // _BLOCK].refs[row % _BLOCK * len(_VALUES) + at]]
+
+    return property(get, doc=f"The record's {name!r}.")
+
+
+def _number_field(name: str) -> Any:
+    """A `Slim` property: the record's ``name``, a count its row holds."""
+    at = _NUMBERS.index(name)
+
+    def get(self: Slim) -> int:
+        row = self._row
+        return self._store._blocks[row // _BLOCK].numbers[row % _BLOCK * len(_NUMBERS) + at]
+
+    return property(get, doc=f"The record's {name!r}.")
 
 
 class Slim(Mapping[str, Any]):
-    """A record in memory: the fields the aggregates need; the rest from the spool.
+    """A record as its store keeps it: the fields the aggregates need; the rest from the spool.
 
-    Of the runs it keeps each figure's total (`report.run_totals`), packed with where
-    the spool holds the record; counts and tools are shared between records that agree.
+    A view of one row of the store, made when the records are asked for: while a
+    session runs, a record costs its row, no object of its own.
     """
 
-    __slots__ = (
-        "_kept",
-        "_store",
-        "answered",
-        "arm",
-        "concurrent",
-        "counts",
-        "errored",
-        "group",
-        "metrics",
-        "path",
-        "reason",
-        "status",
-        "tools",
-    )  # fmt: skip
+    __slots__ = ("_row", "_store", "path")
 
-    def __init__(self, rec: Mapping[str, Any], store: RecordStore, at: int, size: int) -> None:
-        self.path: str = rec["path"]
-        self.arm: str = _intern(rec["arm"])
-        self.group: str = _intern(rec["group"])
-        self.status: str = _intern(rec["status"])
-        self.reason: str = _intern(rec["reason"]) if len(rec["reason"]) < 200 else rec["reason"]
-        self.answered: int = rec["answered"]
-        self.errored: int = rec["errored"]
-        self.concurrent: int = rec["concurrent"]
-        self.counts: dict[str, int] = store.shared(rec["counts"])
-        self.tools: dict[str, Any] = store.shared(rec.get("tools") or {})
-        # Where the spool holds the record's bytes and its run totals: 48 bytes in one object
-        # (three held apart would be two ints and a bytes); a tuple when the totals do not pack.
-        totals = pack_totals(run_totals(rec))
-        self._kept: bytes | tuple[int, int, Totals] = (
-            _PLACE.pack(at, size) + totals if isinstance(totals, bytes) else (at, size, totals)
-        )
-        #: what the metrics' aggregates read (`report.brief_of`), packed
-        self.metrics: bytes | None = pack_brief(brief_of(rec))
+    def __init__(self, store: RecordStore, row: int, path: str) -> None:
         self._store = store
+        self._row = row
+        self.path = path
 
     def __getitem__(self, key: str) -> Any:
         if key in _KEPT:
@@ -89,90 +103,173 @@ class Slim(Mapping[str, Any]):
 
     def full(self) -> dict[str, Any]:
         """The whole record, read back from the spool."""
-        return self._store.full(self.path)
+        return self._store.decoded(self._row)
 
     def raw(self) -> bytes:
         """The record as the JSON report holds it (an element of ``transcripts``)."""
-        kept = self._kept
-        at, size = _PLACE.unpack_from(kept) if isinstance(kept, bytes) else kept[:2]
-        return self._store.read(at, size, self.path)
+        return self._store.read(self._row)
+
+    arm: str = _value_field("arm")
+    group: str = _value_field("group")
+    status: str = _value_field("status")
+    reason: str = _value_field("reason")
+    counts: dict[str, int] = _value_field("counts")
+    tools: dict[str, Any] = _value_field("tools")
+    answered: int = _number_field("answered")
+    errored: int = _number_field("errored")
+    concurrent: int = _number_field("concurrent")
 
     @property
-    def totals(self) -> bytes | Totals:
-        """What `report.run_totals` reads of the record's runs: packed, or as they were."""
-        kept = self._kept
-        return kept[_PLACE.size :] if isinstance(kept, bytes) else kept[2]
+    def totals(self) -> Totals:
+        """What `report.run_totals` reads of the record's runs."""
+        return self._store.totals(self._row)
+
+    @property
+    def brief(self) -> Brief:
+        """What `report.brief_of` reads of the record's metrics."""
+        return self._store.brief(self._row)
 
 
-_PLACE = struct.Struct("<QQ")  # the record's offset in the spool, and its size
+class _Block:
+    """The arrays of `_BLOCK` rows: each row's items side by side (`_PLACE` of them in
+    ``place``, ...)."""
 
+    __slots__ = ("figures", "numbers", "place", "refs")
 
-def _intern(text: Any) -> Any:
-    return sys.intern(text) if type(text) is str else text
+    def __init__(self) -> None:
+        self.place = array("q", [0]) * (_PLACE * _BLOCK)
+        self.numbers = array("q", [0]) * (len(_NUMBERS) * _BLOCK)
+        self.refs = array("I", [0]) * (len(_VALUES) * _BLOCK)  # four bytes, not a reference and an object
+        self.figures = array("d", [0.0]) * (_FIGURES * _BLOCK)
 
 
 class RecordStore:
-    """Transcript records by path: spooled to a temporary file, a `Slim` view in memory.
+    """Transcript records by path: spooled to a temporary file, a row of arrays in memory.
 
-    A record for a path already stored replaces it (as a dict would).
+    A record for a path already stored replaces it (as a dict would), in its first place.
     """
 
     def __init__(self, directory: str | None = None) -> None:
-        self._file = tempfile.TemporaryFile(prefix="explore-suff-records-", dir=directory)  # noqa: SIM115
+        # A large buffer: records are a few kilobytes, one write call for many of them.
+        self._file = tempfile.TemporaryFile(prefix="explore-suff-records-", dir=directory, buffering=1 << 16)  # noqa: SIM115
         self._end = 0
         self._dirty = False
-        self._slim: dict[str, Slim] = {}  # each knows where the spool holds its record
-        self._shared: dict[Any, dict[str, Any]] = {}
+        # The paths in arrival order, a row each: a dict for its order and look-ups, not
+        # a set (half the size) nor path -> row (an int object each above 256).
+        self._paths: dict[str, None] = {}
+        self._rows: dict[str, int] | None = None  # path -> row, made on the first look-up by path
+        self._blocks: list[_Block] = []  # row r: block r // _BLOCK, its row r % _BLOCK
+        self._odd_totals: dict[int, Totals] = {}  # by row: run totals no double holds (`pack_totals`)
+        self._values: list[Any] = []
+        self._value_refs: dict[Any, int] = {}  # a string -> its index in _values
+        self._dict_refs: dict[tuple[Any, ...], int] = {}  # a dict's pairs -> its index in _values
 
     def add(self, rec: Mapping[str, Any]) -> None:
         data = indented(rec)  # encode first: a record that cannot be encoded fails here, not at the end
         path = rec["path"]
-        at = self._end
+        # The whole row before any of it is stored: a field that does not fit fails here, rows intact.
+        numbers = array("q", [rec[name] for name in _NUMBERS])
+        refs = array("I", [self._ref(rec[name]) for name in _VALUES[:4]])
+        refs.append(self._shared(rec["counts"]))
+        refs.append(self._shared(rec.get("tools") or {}))
+        totals = run_totals(rec)
+        packed = pack_totals(totals)
+        figures = array("d", [*(packed or (0.0,) * _TOTALS), *pack_brief(brief_of(rec))])
+        place = array("q", [self._end, len(data)])
         self._file.write(data)
         self._end += len(data)
         self._dirty = True
-        self._slim[path] = Slim(rec, self, at, len(data))
+        row = self._row(path) if path in self._paths else self._new_row(path)  # the same path again: its row
+        block, at = self._blocks[row // _BLOCK], row % _BLOCK
+        block.place[at * _PLACE : (at + 1) * _PLACE] = place
+        block.numbers[at * len(_NUMBERS) : (at + 1) * len(_NUMBERS)] = numbers
+        block.refs[at * len(_VALUES) : (at + 1) * len(_VALUES)] = refs
+        block.figures[at * _FIGURES : (at + 1) * _FIGURES] = figures
+        if packed is None:
+            self._odd_totals[row] = totals
+        elif self._odd_totals:
+            self._odd_totals.pop(row, None)
+
+    def _new_row(self, path: str) -> int:
+        row = len(self._paths)
+        self._paths[path] = None
+        if self._rows is not None:
+            self._rows[path] = row
+        if row % _BLOCK == 0:
+            self._blocks.append(_Block())
+        return row
 
     def __len__(self) -> int:
-        return len(self._slim)
+        return len(self._paths)
 
     def __contains__(self, path: object) -> bool:
-        return path in self._slim
+        return path in self._paths
 
     def records(self) -> list[Slim]:
         """Every record, in arrival order (the first arrival of a path)."""
-        return list(self._slim.values())
+        return [Slim(self, row, path) for row, path in enumerate(self._paths)]
 
     def raw(self, path: str) -> bytes:
-        return self._slim[path].raw()
+        return self.read(self._row(path))
 
-    def read(self, at: int, size: int, path: str) -> bytes:
-        """The ``size`` bytes of ``path``'s record at offset ``at`` of the spool."""
+    def full(self, path: str) -> dict[str, Any]:
+        return self.decoded(self._row(path))
+
+    def read(self, row: int) -> bytes:
+        """The bytes of the record in ``row``, from the spool."""
         if self._dirty:
             self._file.flush()
             self._dirty = False
+        block, at = self._blocks[row // _BLOCK], row % _BLOCK
+        at, size = block.place[at * _PLACE : (at + 1) * _PLACE]
         data = os.pread(self._file.fileno(), size, at)
         if len(data) != size:  # pragma: no cover - our own temporary file, cut short
-            raise OSError(f"the record spool lost the record of {path}")
+            raise OSError(f"the record spool lost the record in row {row}")
         return data
 
-    def full(self, path: str) -> dict[str, Any]:
+    def decoded(self, row: int) -> dict[str, Any]:
         from .jsonl import decode
 
-        out: dict[str, Any] = decode(self.raw(path))
+        out: dict[str, Any] = decode(self.read(row))
         return out
 
-    def shared(self, mapping: Mapping[str, Any]) -> dict[str, Any]:
-        """One dict for every record with equal (key, value) pairs: they are only read."""
+    def totals(self, row: int) -> Totals:
+        if row in self._odd_totals:
+            return self._odd_totals[row]
+        block, at = self._blocks[row // _BLOCK], row % _BLOCK
+        return unpack_totals(block.figures[at * _FIGURES : at * _FIGURES + _TOTALS])
+
+    def brief(self, row: int) -> Brief:
+        block, at = self._blocks[row // _BLOCK], row % _BLOCK
+        return unpack_brief(block.figures[at * _FIGURES + _TOTALS : (at + 1) * _FIGURES])
+
+    def _row(self, path: str) -> int:
+        if self._rows is None:
+            self._rows = {p: row for row, p in enumerate(self._paths)}
+        return self._rows[path]
+
+    def _ref(self, value: Any) -> int:
+        """The index of ``value`` (a string) in the table of values: one copy of each."""
+        ref = self._value_refs.get(value)
+        if ref is None:
+            ref = self._value_refs[value] = len(self._values)
+            self._values.append(value)
+        return ref
+
+    def _shared(self, mapping: Mapping[str, Any]) -> int:
+        """The index of a dict with ``mapping``'s pairs in the table of values: one for
+        every record with equal pairs (they are only read)."""
         try:
-            key = ("d", *mapping.items())
+            key = tuple(mapping.items())
             hash(key)
-        except TypeError:  # an unhashable value: keep its own copy
-            return dict(mapping)
-        found = self._shared.get(key)
-        if found is None:
-            found = self._shared[key] = dict(mapping)
-        return found
+        except TypeError:  # an unhashable value: a copy of its own
+            self._values.append(dict(mapping))
+            return len(self._values) - 1
+        ref = self._dict_refs.get(key)
+        if ref is None:
+            ref = self._dict_refs[key] = len(self._values)
+            self._values.append(dict(mapping))
+        return ref
 
     def close(self) -> None:
         self._file.close()

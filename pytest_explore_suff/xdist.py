@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from .campaign import from_wire, to_wire
-from .nodes import RECORD_ATTR, _property, campaign_key, deselected_key
+from .nodes import RECORD_ATTR, campaign_key, deselected_key, shared_properties
 
 CAMPAIGN_KEY = "explore_suff_campaign"  # workerinput key: the controller's discovery
 DESELECTED_KEY = "explore_suff_deselected"  # workeroutput key: the transcripts a worker deselected
@@ -56,14 +56,7 @@ def send_deselected(config: pytest.Config) -> None:
         workeroutput[DESELECTED_KEY] = config.stash.get(deselected_key, [])
 
 
-def _pair(value: Any) -> bool:
-    """A property pair `_property` may share: no float (0.0 and -0.0 are equal, and would be one)."""
-    return (
-        type(value) is tuple
-        and len(value) == 2
-        and type(value[0]) is str
-        and type(value[1]) in (str, int, bool, type(None))
-    )
+_ABSENT = object()
 
 
 class Shrinker:
@@ -74,27 +67,31 @@ class Shrinker:
     location (under xdist also its own copy of every string and the parsed node
     id), and the terminal reporter keeps all of them. Once every plugin has seen
     a report (`shrink` runs last), values equal to the item's previous report's
-    are swapped for that report's objects, and the few strings every report
-    repeats for one copy: equal values, about two kilobytes less per item.
+    are swapped for that report's objects, and (on the xdist controller) the few
+    strings every report repeats for one copy: equal values, about two kilobytes
+    less per item.
     """
 
     SHARED = ("keywords", "user_properties", "location", "_id")
-    #: At most this many distinct property lists are shared across items (as `_property` caches pairs).
-    LISTS = 4096
 
     def __init__(self) -> None:
         self._latest: dict[str, dict[str, Any]] = {}  # nodeid -> the fields of its latest report
-        self._lists: dict[tuple[int, ...], list[tuple[str, Any]]] = {}
 
     def shrink(self, report: pytest.TestReport) -> None:
         fields = vars(report)
         nodeid = report.nodeid
         latest = self._latest.get(nodeid)
+        # A report from an xdist worker, unpacked here on the controller (xdist gave it its
+        # `node`), has its own copy of every string; one made in this process has the nodes'.
+        unpacked = "node" in fields
         if latest is not None:
             for name in self.SHARED:
-                if name in fields and name in latest and fields[name] == latest[name]:
-                    fields[name] = latest[name]
-        else:
+                mine, theirs = fields.get(name, _ABSENT), latest.get(name, _ABSENT)
+                # `is` first: the location is often the very same object, and a parsed node id
+                # compares by a dataclass's __eq__
+                if mine is not theirs and mine is not _ABSENT and theirs is not _ABSENT and mine == theirs:
+                    fields[name] = theirs
+        elif unpacked:
             keywords = fields.get("keywords")
             # One copy of each name that items repeat (folders, arms, groups), but for the
             # item's own name: no other item has it, and interned it would only add an entry
@@ -106,36 +103,15 @@ class Shrinker:
                 }
         properties = fields.get("user_properties")
         if type(properties) is list and (latest is None or properties is not latest.get("user_properties")):
-            fields["user_properties"] = self._properties(properties)
-        for name in ("when", "outcome", "worker_id", "testrun_uid"):
-            if type(fields.get(name)) is str:
-                fields[name] = sys.intern(fields[name])
+            fields["user_properties"] = shared_properties(properties)
+        if unpacked:
+            for name in ("when", "outcome", "worker_id", "testrun_uid"):
+                if type(fields.get(name)) is str:
+                    fields[name] = sys.intern(fields[name])
         if report.when == "teardown":
             self._latest.pop(nodeid, None)
         else:
             self._latest[nodeid] = fields
-
-    def _properties(self, properties: list[Any]) -> list[Any]:
-        """The report's user properties as one list for every report with the same pairs.
-
-        Thousands of items carry the same few (arm and group on the setup report,
-        also answered and sufficient later). The key is the identity of each pair
-        `_property` returned, not its value: equal values of different types (1 and
-        True) stay apart, and the cached list keeps its pairs, so no id is reused.
-        """
-        shared = self._lists.get(tuple(map(id, properties)))
-        if shared is not None:  # the very pairs of a list kept here (pytest copies the item's list)
-            return shared
-        if not all(map(_pair, properties)):  # a value `_property` does not share: a list of its own
-            return [_property(*p) if _pair(p) else p for p in properties]
-        pairs = [_property(*p) for p in properties]
-        key = tuple(map(id, pairs))
-        shared = self._lists.get(key)
-        if shared is None:
-            if len(self._lists) >= self.LISTS:
-                return pairs
-            shared = self._lists[key] = pairs
-        return shared
 
 
 class WorkerShrinker(Shrinker):
