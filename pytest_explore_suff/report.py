@@ -126,6 +126,18 @@ def occupancy_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | Non
     return metric_summaries(recs)[1]
 
 
+_ZERO = 0.0
+
+
+def _shares(final: list[Any], retrieval: list[Any]) -> list[float]:
+    """Each run's retrieval residual over its final context (a run with a context). Most
+    runs have no residual: their share is the one 0.0, not a float object each (these
+    lists are as long as the campaign, at the end of the session, where memory peaks)."""
+    return [
+        _ZERO if r == 0 and type(r) is int else r / f for f, r in zip(final, retrieval, strict=True) if f > 0
+    ]
+
+
 def metric_summaries(
     recs: Iterable[Mapping[str, Any]],
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
@@ -155,7 +167,7 @@ def metric_summaries(
             "residual_tool": _spread(tool),
             "residual_file_access": _spread(file_access),
             "residual_retrieval": _spread(retrieval),
-            "share": _spread([r / f for f, r in zip(final, retrieval, strict=True) if f > 0]),
+            "share": _spread(_shares(final, retrieval)),
             "ctx_base": stats.median(base),
         }
     return allocation_rows(heads), occupancy
@@ -332,7 +344,17 @@ def figures(recs: list[Mapping[str, Any]]) -> dict[str, float | None]:
     out: dict[str, float | None] = {
         f"{kind}_calls": stats.median([calls.get(kind, 0) for calls in tools]) for kind in TOOL_KINDS
     }
-    turns, duration, cost, tokens = zip(*map(run_totals, recs), strict=True) if recs else ((),) * 4
+    # A column per figure, filled record by record: zip(*map(run_totals, recs)) would hold
+    # every record's totals as a tuple at once (the end of the session is where memory peaks).
+    turns: list[Any] = []
+    duration: list[Any] = []
+    cost: list[Any] = []
+    tokens: list[Any] = []
+    for t in map(run_totals, recs):
+        turns.append(t[0])
+        duration.append(t[1])
+        cost.append(t[2])
+        tokens.append(t[3])
     out["turns"] = stats.median(turns)
     out["duration_ms"] = stats.median(duration)
     out["cost_usd"] = stats.median(cost)

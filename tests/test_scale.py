@@ -183,6 +183,29 @@ def test_a_stored_record_reads_as_the_record_itself_for_what_the_aggregates_read
             assert store.raw(rec["path"]) == slim.raw()
 
 
+def test_the_run_figures_of_many_spooled_records_hold_columns_not_a_tuple_a_record(tmp_path):
+    # The end of the session is where a run's memory peaks. figures over 20,000 spooled records
+    # (each view unpacks a fresh tuple of totals) holds a column per figure: the three numbers
+    # of each record and their places, ~125 bytes a record; zip(*totals) held every record's
+    # tuple at once too (~250 bytes a record, measured on the code before).
+    base = _records()[0]
+    with RecordStore(str(tmp_path)) as store:
+        for i in range(20_000):
+            store.add({**base, "path": f"r/{i}.jsonl", "runs": [{"num_turns": i, "duration_ms": 1000.5 + i,
+                       "total_cost_usd": 0.01 * i}]})  # fmt: skip
+        recs = store.records()
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            out = figures(recs)
+            per_record = (tracemalloc.get_traced_memory()[1] - before) / len(recs)
+        finally:
+            tracemalloc.stop()
+    assert out["turns"] == 9999.5
+    assert "tokens" not in out  # no run has tokens
+    assert per_record < 160, per_record
+
+
 def test_a_stored_record_costs_its_row_not_objects_of_its_own(tmp_path):
     recs = _records() * 2000
     for i, rec in enumerate(recs):
