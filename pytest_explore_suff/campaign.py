@@ -75,8 +75,9 @@ class Transcript:
     def files(self) -> tuple[str, ...]:
         """What the opener takes: absolute paths, or archive member names.
 
-        Joined when asked for (twice per item), not held: tens of thousands of
-        transcripts are kept to the end of the session, each with its relative names.
+        Joined when asked for (by the judge, once per item; by ``reportinfo``), not held:
+        tens of thousands of transcripts are kept to the end of the session, each with its
+        relative names.
         """
         names = self.rel_files[: self.read]
         if self.archive is not None:

@@ -13,11 +13,10 @@ from .report import (
     READABLE_SCHEMAS,
     Columns,
     allocation_rows,
-    allocation_summary,
     arm_columns,
     brief_of,
     clusters,
-    occupancy_summary,
+    metric_summaries,
 )
 
 SUPPORTED_SCHEMAS = READABLE_SCHEMAS
@@ -255,8 +254,7 @@ def _metric_changes(old: list[dict[str, Any]], new: list[dict[str, Any]], arm: s
     (None where a side has no figure: a baseline of schema 1 has neither)."""
     ro = [r for r in old if r["status"] == "classified" and r["arm"] == arm]
     rn = [r for r in new if r["status"] == "classified" and r["arm"] == arm]
-    ao, an = allocation_summary(ro), allocation_summary(rn)
-    oo, on = occupancy_summary(ro), occupancy_summary(rn)
+    (ao, oo), (an, on) = metric_summaries(ro), metric_summaries(rn)  # each brief unpacked once
     eff_old = ao["efficiency"]["share"] if ao else None
     eff_new = an["efficiency"]["share"] if an else None
     res_old = oo["residual_retrieval"]["median"] if oo else None
