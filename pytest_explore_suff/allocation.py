@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .classify import Mark, marks_finder, norm_path, path_tokens, same_file
+from .classify import Mark, marks_finder, norm_path, path_run, path_tokens, same_file
 from .events import ToolSpec
 
 #: Header kinds that mean the file *defines* the name (``mutateElement(calls)`` does not).
@@ -41,6 +41,7 @@ GUIDANCE = "\n> "  # the trailing guidance quote that ends the last section
 
 _HEADER_ENTRY = re.compile(r"([A-Za-z_$][\w$.]*)\(([a-z_]+)\)", re.ASCII)
 _BASENAME = re.compile(r"\b[\w@+-]+\.[A-Za-z]\w*", re.ASCII)
+_DOT_LETTER = re.compile(r"\.[A-Za-z]")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*", re.ASCII)
 
@@ -91,8 +92,7 @@ def citations(answer: str, extensions: frozenset[str]) -> Citations:
     """What an answer cites: path tokens, bare basenames of the envelope's extensions,
     and identifiers inside one-line code spans."""
     paths = dict.fromkeys(path_tokens(answer))
-    for m in _BASENAME.finditer(answer):
-        token = m.group(0)
+    for token in basenames(answer):
         if token[token.rfind(".") + 1 :].lower() in extensions:
             paths[token] = None
     symbols: dict[str, None] = {}
@@ -101,6 +101,26 @@ def citations(answer: str, extensions: frozenset[str]) -> Citations:
             if len(ident) >= MIN_SYMBOL and ident.lower() not in STOPWORDS:
                 symbols[ident] = None
     return Citations(tuple(norm_path(p) for p in paths), tuple(symbols))
+
+
+def basenames(text: str) -> list[str]:
+    """What ``_BASENAME.findall(text)`` returns, trying the regex only where it can match.
+
+    A match holds a dot followed by a letter, inside a run of path characters (whose
+    neighbours are no word characters, so its word boundaries are the run's own):
+    the regex finds in each run around such a dot what it finds there in the whole
+    text. Its word-boundary test at every position of a long answer is most of what
+    `citations` cost otherwise.
+    """
+    found: list[str] = []
+    dot = _DOT_LETTER.search(text)
+    if dot is not None:
+        back = text[::-1]
+        while dot is not None:
+            start, end = path_run(text, back, dot.start())
+            found += _BASENAME.findall(text, start, end)
+            dot = _DOT_LETTER.search(text, end)
+    return found
 
 
 def _owners(calls: Sequence[Sequence[Section]]) -> dict[str, set[str]]:

@@ -95,14 +95,18 @@ def _runs(text: str, needle: str) -> Iterator[str]:
     at = text.find(needle)
     if at == -1:
         return
-    back = text[::-1]  # the start of a run is the end of a run read backwards
-    n = len(text)
+    back = text[::-1]
     while at != -1:
-        r = n - 1 - at  # the needle's first character, in ``back``
-        start = at + 1 - (_run_end(back, r) - r)
-        end = _run_end(text, at)
+        start, end = path_run(text, back, at)
         yield text[start:end]
         at = text.find(needle, end)
+
+
+def path_run(text: str, back: str, at: int) -> tuple[int, int]:
+    """(start, end) of the run of path characters that holds ``text[at]`` (one of them);
+    ``back`` is ``text[::-1]``: the start of a run is the end of a run read backwards."""
+    r = len(text) - 1 - at  # ``text[at]``, in ``back``
+    return at + 1 - (_run_end(back, r) - r), _run_end(text, at)
 
 
 _RUN_TAIL = re.compile(r"[\w@.+\-/]*", re.ASCII)
