@@ -36,7 +36,9 @@ from pytest_explore_suff.report import (
     brief_of,
     clusters,
     dumps,
+    encode,
     figures,
+    indented,
     occupancy_summary,
     pack_totals,
     run_totals,
@@ -71,6 +73,32 @@ def _build(records: list) -> object:
         coverage=Coverage(collected=len(records), ran=len(records)), records=records, ignored=[],
         compare=("with", "without"), baseline=("old.json", _records()),
     )  # fmt: skip
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@SETTINGS
+@given(st.dictionaries(st.text(max_size=6), _JSON, max_size=5))
+def test_a_record_encoded_inside_two_lists_is_every_line_of_its_encoding_shifted(rec):
+    assert indented(rec) == b"    " + encode(rec).replace(b"\n", b"\n    ")
+
+
+@SETTINGS
+@given(
+    st.lists(st.dictionaries(st.sampled_from(RUN_FIGURES), _JSON | st.just(-0.0) | st.floats()), max_size=3)
+)
+def test_run_totals_sum_the_numbers_each_run_has_for_a_figure(runs):
+    # One run takes a shorter way than several: the same sums, a -0.0 and a NaN alike.
+    def total(key):
+        nums = [r[key] for r in runs if type(r.get(key)) is not bool and isinstance(r.get(key), (int, float))]
+        return sum(nums) if nums else None
+
+    assert repr(run_totals({"runs": runs})) == repr(tuple(total(key) for key in RUN_FIGURES))
 
 
 @pytest.mark.parametrize("n", [0, 1, 5])
