@@ -70,8 +70,10 @@ def sections(text: str, marker: str = ToolSpec.marker, marks: list[Mark] | None 
     for i, (start, header_at, path) in enumerate(marks):
         stop = marks[i + 1][0] if i + 1 < len(marks) else end
         line_end = text.find("\n", header_at)
-        header = text[header_at : len(text) if line_end == -1 else line_end]
-        symbols = tuple(entry for entry in _HEADER_ENTRY.findall(header) if entry[1] in DEFINING_KINDS)
+        # The header's entries, read in place (the pattern has no anchor: the same matches as in
+        # a copy of the line); most headers have none.
+        entries = _HEADER_ENTRY.findall(text, header_at, len(text) if line_end == -1 else line_end)
+        symbols = tuple([entry for entry in entries if entry[1] in DEFINING_KINDS]) if entries else ()
         out.append(Section(path, max(stop - start, 0), symbols))
     return out
 
@@ -162,36 +164,32 @@ def allocation(
         if o is not None and len(o) < AMBIGUITY_LIMIT:
             for path in o:
                 identified.setdefault(path, name)
-    credit: dict[str, tuple[str | None, str | None]] = {}  # path -> (via, symbol)
 
-    def judge(path: str) -> tuple[str | None, str | None]:
-        found = credit.get(path)
-        if found is None:
-            p = norm_path(path)
-            if any(same_file(p, c) for c in cited.paths):
-                found = ("path", None)
-            else:
-                symbol = identified.get(path)
-                found = ("symbol", symbol) if symbol is not None else (None, None)
-            credit[path] = found
-        return found
+    def credit(path: str) -> tuple[str | None, str | None]:
+        """(via, symbol): how the answer cites a returned file."""
+        p = norm_path(path)
+        if any(same_file(p, c) for c in cited.paths):
+            return "path", None
+        symbol = identified.get(path)
+        return ("symbol", symbol) if symbol is not None else (None, None)
 
     per_call: list[dict[str, Any]] = []
-    files: dict[str, dict[str, Any]] = {}
+    files: dict[str, dict[str, Any]] = {}  # path -> its figures, with its credit (asked once a file)
     for cid, secs in calls:
         envelope = used = used_path = files_used = 0
-        for s in secs:
-            via, symbol = judge(s.path)
-            envelope += s.chars
+        for path, chars, _ in secs:
+            f = files.get(path)
+            if f is None:
+                via, symbol = credit(path)
+                f = files[path] = {"path": path, "chars": 0, "calls": 0, "via": via, "symbol": symbol}
+            via = f["via"]
+            envelope += chars
             if via is not None:
-                used += s.chars
+                used += chars
                 files_used += 1
                 if via == "path":
-                    used_path += s.chars
-            f = files.get(s.path)
-            if f is None:
-                f = files[s.path] = {"path": s.path, "chars": 0, "calls": 0, "via": via, "symbol": symbol}
-            f["chars"] += s.chars
+                    used_path += chars
+            f["chars"] += chars
             f["calls"] += 1
         per_call.append(
             {
