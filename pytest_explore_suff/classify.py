@@ -377,7 +377,9 @@ def classify(collector: Collector) -> Verdict:
     marks = marks_finder(spec.marker)
     verdict = Verdict(raced=collector.raced, contaminated=collector.contaminated)
     # Main first, then subagent threads in order of first appearance.
-    threads = sorted(collector.threads.items(), key=lambda item: item[0] != "main")
+    threads: Iterable[tuple[str, list[Action]]] = collector.threads.items()
+    if len(collector.threads) > 1:  # most transcripts have the main thread only
+        threads = sorted(threads, key=lambda item: item[0] != "main")
     # A same-message file access is concurrent once, however many explore calls share its message.
     concurrent: set[str] = set()
     for thread, actions in threads:

@@ -95,20 +95,27 @@ def brief_of(rec: Mapping[str, Any]) -> Brief:
     kept = getattr(rec, "brief", None)  # a `store.Slim`: what its store kept (a property: read once)
     if kept is not None:
         return kept  # type: ignore[no-any-return]
-    a = rec.get("allocation")
-    o = rec.get("occupancy")
-    if not isinstance(a, Mapping) and not isinstance(o, Mapping):
+    a: Any = rec.get("allocation")
+    o: Any = rec.get("occupancy")
+    has_a, has_o = _is_mapping(a), _is_mapping(o)
+    if not has_a and not has_o:
         return _NO_BRIEF
     head = (
         (a["envelope"], a["used"], a["used_path"], len(a["calls"]), a["has_answer"])
-        if isinstance(a, Mapping) else (None,) * 5
+        if has_a else (None,) * 5
     )  # fmt: skip
     tail = (
         (o["ctx_final"], o["ctx_base"], o["residual"]["tool"], o["residual_file_access"],
          o["residual_retrieval"])
-        if isinstance(o, Mapping) else (None,) * 5
+        if has_o else (None,) * 5
     )  # fmt: skip
     return head + tail
+
+
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, at once for a dict or None: the ABC's own check costs
+    about 300 ns, and `brief_of` asks for each metric of every record."""
+    return type(value) is dict or (value is not None and isinstance(value, Mapping))
 
 
 def _spread(values: list[float]) -> dict[str, float | None]:

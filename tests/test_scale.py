@@ -15,6 +15,7 @@ import tracemalloc
 import warnings
 import zipfile
 from pathlib import Path
+from types import MappingProxyType
 
 import orjson
 import pytest
@@ -99,6 +100,21 @@ def test_run_totals_sum_the_numbers_each_run_has_for_a_figure(runs):
         return sum(nums) if nums else None
 
     assert repr(run_totals({"runs": runs})) == repr(tuple(total(key) for key in RUN_FIGURES))
+
+
+def test_a_brief_reads_any_mapping_of_metrics_as_a_dict_of_them():
+    rec = _records()[0] | {
+        "allocation": {"envelope": 10, "used": 4, "used_path": 2, "calls": [{}], "has_answer": True},
+        "occupancy": {"ctx_final": 9, "ctx_base": 1, "residual": {"tool": 3}, "residual_file_access": 2,
+                      "residual_retrieval": 5},
+    }  # fmt: skip
+    proxied = rec | {
+        "allocation": MappingProxyType(rec["allocation"]),
+        "occupancy": MappingProxyType(rec["occupancy"]),
+    }
+    assert brief_of(proxied) == brief_of(rec) == (10, 4, 2, 1, True, 9, 1, 3, 2, 5)
+    assert brief_of(rec | {"allocation": None}) == (None,) * 5 + (9, 1, 3, 2, 5)
+    assert brief_of(rec | {"allocation": [], "occupancy": None}) == (None,) * 10
 
 
 @pytest.mark.parametrize("n", [0, 1, 5])
