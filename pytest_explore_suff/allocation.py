@@ -175,18 +175,22 @@ def allocation(
 
     per_call: list[dict[str, Any]] = []
     files: dict[str, dict[str, Any]] = {}  # path -> its figures, with its credit (asked once a file)
+    files_used = 0  # of them, the cited ones
+    total = total_used = total_path = 0  # the characters of every call (summed as they are read)
     for cid, secs in calls:
-        envelope = used = used_path = files_used = 0
+        envelope = used = used_path = used_here = 0
         for path, chars, _ in secs:
             f = files.get(path)
             if f is None:
                 via, symbol = credit(path)
                 f = files[path] = {"path": path, "chars": 0, "calls": 0, "via": via, "symbol": symbol}
+                if via is not None:
+                    files_used += 1
             via = f["via"]
             envelope += chars
             if via is not None:
                 used += chars
-                files_used += 1
+                used_here += 1
                 if via == "path":
                     used_path += chars
             f["chars"] += chars
@@ -199,21 +203,21 @@ def allocation(
                 "used_path": used_path,
                 "efficiency": used / envelope if envelope else 0.0,
                 "files": len(secs),
-                "files_used": files_used,
+                "files_used": used_here,
             }
         )
+        total += envelope
+        total_used += used
+        total_path += used_path
     ranked = sorted(files.values(), key=lambda f: -f["chars"])  # stable: ties keep first appearance
-    envelope = sum(c["envelope"] for c in per_call)
-    used = sum(c["used"] for c in per_call)
-    used_path = sum(c["used_path"] for c in per_call)
     return {
-        "envelope": envelope,
-        "used": used,
-        "used_path": used_path,
-        "efficiency": used / envelope if envelope else 0.0,
-        "efficiency_path": used_path / envelope if envelope else 0.0,
+        "envelope": total,
+        "used": total_used,
+        "used_path": total_path,
+        "efficiency": total_used / total if total else 0.0,
+        "efficiency_path": total_path / total if total else 0.0,
         "files_returned": len(ranked),
-        "files_used": sum(1 for f in ranked if f["via"] is not None),
+        "files_used": files_used,
         "has_answer": bool((answer or "").strip()),
         "calls": per_call,
         "files": ranked,
