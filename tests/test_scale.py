@@ -4,6 +4,7 @@ read in bounded memory, archives owned (and closed) by the session that reads th
 # ruff: noqa: E501
 from __future__ import annotations
 
+import copy
 import io
 import json
 import math
@@ -100,6 +101,18 @@ def test_run_totals_sum_the_numbers_each_run_has_for_a_figure(runs):
         return sum(nums) if nums else None
 
     assert repr(run_totals({"runs": runs})) == repr(tuple(total(key) for key in RUN_FIGURES))
+
+
+def test_a_store_shares_equal_tools_dicts_and_keeps_an_unhashable_one_apart(tmp_path):
+    recs = _records()[:3]
+    recs[0]["tools"] = {"explore": 1, "odd": [1, 2]}
+    recs[1]["tools"] = recs[2]["tools"] = {"explore": 1}
+    with RecordStore(str(tmp_path)) as store:
+        for rec in recs:
+            store.add(copy.deepcopy(rec))
+        slims = store.records()
+        assert [s["tools"] for s in slims] == [rec["tools"] for rec in recs]
+        assert slims[1]["tools"] is slims[2]["tools"]
 
 
 def test_a_brief_reads_any_mapping_of_metrics_as_a_dict_of_them():
