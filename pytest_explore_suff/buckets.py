@@ -26,5 +26,5 @@ _ZERO_COUNTS = dict.fromkeys(KEYS, 0)
 
 def zero_counts() -> dict[str, int]:
     """A fresh ``{bucket: 0}`` mapping in the contract's order (a copy: one is made per
-    transcript, and copying a dict is ten times cheaper than dict.fromkeys)."""
+    transcript, and a copy costs ~75 ns, dict.fromkeys of a tuple ~650)."""
     return _ZERO_COUNTS.copy()

@@ -132,7 +132,7 @@ class Timeline:
         return self.gaps[-1].ctx if self.gaps else (self.base or 0)
 
 
-#: Zero of each family, copied per transcript (ten times cheaper than dict.fromkeys).
+#: Zero of each family, copied per transcript (a copy ~75 ns, dict.fromkeys of a tuple ~650).
 _NO_CHARS = dict.fromkeys(FAMILIES, 0)
 _NO_TOKENS = dict.fromkeys(FAMILIES, 0.0)
 
