@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .classify import Mark, marks_finder, norm_path, path_tokens, same_file
+from .classify import Mark, marks_finder, norm_path, path_run, path_tokens, same_file
 from .events import ToolSpec
 
 #: Header kinds that mean the file *defines* the name (``mutateElement(calls)`` does not).
@@ -41,6 +41,7 @@ GUIDANCE = "\n> "  # the trailing guidance quote that ends the last section
 
 _HEADER_ENTRY = re.compile(r"([A-Za-z_$][\w$.]*)\(([a-z_]+)\)", re.ASCII)
 _BASENAME = re.compile(r"\b[\w@+-]+\.[A-Za-z]\w*", re.ASCII)
+_DOT_LETTER = re.compile(r"\.[A-Za-z]")
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*", re.ASCII)
 
@@ -69,8 +70,10 @@ def sections(text: str, marker: str = ToolSpec.marker, marks: list[Mark] | None 
     for i, (start, header_at, path) in enumerate(marks):
         stop = marks[i + 1][0] if i + 1 < len(marks) else end
         line_end = text.find("\n", header_at)
-        header = text[header_at : len(text) if line_end == -1 else line_end]
-        symbols = tuple(entry for entry in _HEADER_ENTRY.findall(header) if entry[1] in DEFINING_KINDS)
+        # The header's entries, read in place (the pattern has no anchor: the same matches as in
+        # a copy of the line); most headers have none.
+        entries = _HEADER_ENTRY.findall(text, header_at, len(text) if line_end == -1 else line_end)
+        symbols = tuple([entry for entry in entries if entry[1] in DEFINING_KINDS]) if entries else ()
         out.append(Section(path, max(stop - start, 0), symbols))
     return out
 
@@ -91,8 +94,7 @@ def citations(answer: str, extensions: frozenset[str]) -> Citations:
     """What an answer cites: path tokens, bare basenames of the envelope's extensions,
     and identifiers inside one-line code spans."""
     paths = dict.fromkeys(path_tokens(answer))
-    for m in _BASENAME.finditer(answer):
-        token = m.group(0)
+    for token in basenames(answer):
         if token[token.rfind(".") + 1 :].lower() in extensions:
             paths[token] = None
     symbols: dict[str, None] = {}
@@ -101,6 +103,26 @@ def citations(answer: str, extensions: frozenset[str]) -> Citations:
             if len(ident) >= MIN_SYMBOL and ident.lower() not in STOPWORDS:
                 symbols[ident] = None
     return Citations(tuple(norm_path(p) for p in paths), tuple(symbols))
+
+
+def basenames(text: str) -> list[str]:
+    """What ``_BASENAME.findall(text)`` returns, trying the regex only where it can match.
+
+    A match holds a dot followed by a letter, inside a run of path characters (whose
+    neighbours are no word characters, so its word boundaries are the run's own):
+    the regex finds in each run around such a dot what it finds there in the whole
+    text. Its word-boundary test at every position of a long answer is most of what
+    `citations` cost otherwise.
+    """
+    found: list[str] = []
+    dot = _DOT_LETTER.search(text)
+    if dot is not None:
+        back = text[::-1]
+        while dot is not None:
+            start, end = path_run(text, back, dot.start())
+            found += _BASENAME.findall(text, start, end)
+            dot = _DOT_LETTER.search(text, end)
+    return found
 
 
 def _owners(calls: Sequence[Sequence[Section]]) -> dict[str, set[str]]:
@@ -142,36 +164,36 @@ def allocation(
         if o is not None and len(o) < AMBIGUITY_LIMIT:
             for path in o:
                 identified.setdefault(path, name)
-    credit: dict[str, tuple[str | None, str | None]] = {}  # path -> (via, symbol)
 
-    def judge(path: str) -> tuple[str | None, str | None]:
-        found = credit.get(path)
-        if found is None:
-            p = norm_path(path)
-            if any(same_file(p, c) for c in cited.paths):
-                found = ("path", None)
-            else:
-                symbol = identified.get(path)
-                found = ("symbol", symbol) if symbol is not None else (None, None)
-            credit[path] = found
-        return found
+    def credit(path: str) -> tuple[str | None, str | None]:
+        """(via, symbol): how the answer cites a returned file."""
+        p = norm_path(path)
+        if any(same_file(p, c) for c in cited.paths):
+            return "path", None
+        symbol = identified.get(path)
+        return ("symbol", symbol) if symbol is not None else (None, None)
 
     per_call: list[dict[str, Any]] = []
-    files: dict[str, dict[str, Any]] = {}
+    files: dict[str, dict[str, Any]] = {}  # path -> its figures, with its credit (asked once a file)
+    files_used = 0  # of them, the cited ones
+    total = total_used = total_path = 0  # the characters of every call (summed as they are read)
     for cid, secs in calls:
-        envelope = used = used_path = files_used = 0
-        for s in secs:
-            via, symbol = judge(s.path)
-            envelope += s.chars
-            if via is not None:
-                used += s.chars
-                files_used += 1
-                if via == "path":
-                    used_path += s.chars
-            f = files.get(s.path)
+        envelope = used = used_path = used_here = 0
+        for path, chars, _ in secs:
+            f = files.get(path)
             if f is None:
-                f = files[s.path] = {"path": s.path, "chars": 0, "calls": 0, "via": via, "symbol": symbol}
-            f["chars"] += s.chars
+                via, symbol = credit(path)
+                f = files[path] = {"path": path, "chars": 0, "calls": 0, "via": via, "symbol": symbol}
+                if via is not None:
+                    files_used += 1
+            via = f["via"]
+            envelope += chars
+            if via is not None:
+                used += chars
+                used_here += 1
+                if via == "path":
+                    used_path += chars
+            f["chars"] += chars
             f["calls"] += 1
         per_call.append(
             {
@@ -181,21 +203,21 @@ def allocation(
                 "used_path": used_path,
                 "efficiency": used / envelope if envelope else 0.0,
                 "files": len(secs),
-                "files_used": files_used,
+                "files_used": used_here,
             }
         )
+        total += envelope
+        total_used += used
+        total_path += used_path
     ranked = sorted(files.values(), key=lambda f: -f["chars"])  # stable: ties keep first appearance
-    envelope = sum(c["envelope"] for c in per_call)
-    used = sum(c["used"] for c in per_call)
-    used_path = sum(c["used_path"] for c in per_call)
     return {
-        "envelope": envelope,
-        "used": used,
-        "used_path": used_path,
-        "efficiency": used / envelope if envelope else 0.0,
-        "efficiency_path": used_path / envelope if envelope else 0.0,
+        "envelope": total,
+        "used": total_used,
+        "used_path": total_path,
+        "efficiency": total_used / total if total else 0.0,
+        "efficiency_path": total_path / total if total else 0.0,
         "files_returned": len(ranked),
-        "files_used": sum(1 for f in ranked if f["via"] is not None),
+        "files_used": files_used,
         "has_answer": bool((answer or "").strip()),
         "calls": per_call,
         "files": ranked,

@@ -21,6 +21,10 @@ BUCKETS: tuple[Bucket, ...] = (
 KEYS: tuple[str, ...] = tuple(b.key for b in BUCKETS)
 
 
+_ZERO_COUNTS = dict.fromkeys(KEYS, 0)
+
+
 def zero_counts() -> dict[str, int]:
-    """A fresh ``{bucket: 0}`` mapping in the contract's order."""
-    return dict.fromkeys(KEYS, 0)
+    """A fresh ``{bucket: 0}`` mapping in the contract's order (a copy: one is made per
+    transcript, and a copy costs ~75 ns, dict.fromkeys of a tuple ~650)."""
+    return _ZERO_COUNTS.copy()

@@ -18,8 +18,10 @@ from .occupancy import DEFAULT_WINDOW, occupancy
 def measure(verdict: Verdict, collector: Collector, window: int = DEFAULT_WINDOW) -> dict[str, Any]:
     """The record's ``allocation``, ``occupancy`` and ``tokens_processed`` fields, with the
     reasons a metric could not be computed (M6: never silently zero)."""
-    order = collector.seen_tool_ids
-    calls = sorted(verdict.calls, key=lambda c: order.get(c.id, len(order)))  # M3: stream order
+    calls = verdict.calls
+    if len(calls) > 1:  # most transcripts have one explore call or none
+        order = collector.seen_tool_ids
+        calls = sorted(calls, key=lambda c: order.get(c.id, len(order)))  # M3: stream order
     responses: list[tuple[str, str, list[tuple[int, int, str]] | None]] = []
     for call in calls:
         result = collector.results.get(call.id)

@@ -132,6 +132,11 @@ class Timeline:
         return self.gaps[-1].ctx if self.gaps else (self.base or 0)
 
 
+#: Zero of each family, copied per transcript (a copy ~75 ns, dict.fromkeys of a tuple ~650).
+_NO_CHARS = dict.fromkeys(FAMILIES, 0)
+_NO_TOKENS = dict.fromkeys(FAMILIES, 0.0)
+
+
 def _lower_median(values: list[float]) -> float:
     values.sort()
     return values[(len(values) - 1) // 2]
@@ -144,27 +149,41 @@ def occupancy(
     timeline.settle()
     if not timeline.requests:
         return None, "no token counts in the log (no model request records its usage)"
-    # Per gap: delta, chars, tool chars, chars per family.
     # With every tool result's characters and count by family, each result's family asked once.
-    result_chars = dict.fromkeys(FAMILIES, 0)
-    result_count = dict.fromkeys(FAMILIES, 0)
+    result_chars = _NO_CHARS.copy()
+    result_count = _NO_CHARS.copy()
     _count(timeline.before_first, family_of, result_chars, result_count)
-    gaps = []
+    # Per gap: delta, chars per family, compacted; and, as the gaps are read, what pass 1
+    # reads of them (most transcripts have a gap or two: a pass of its own each cost more).
+    gaps: list[tuple[int, dict[str, int], bool]] = []
+    clean: list[tuple[int, int]] = []  # (delta, tool chars) of the gaps mostly tool output
+    steady: list[tuple[int, int]] = []  # the same, of the gaps almost all tool output
+    grown_d = grown_c = 0  # the deltas and chars of every uncompacted gap that grew
     prev = timeline.base or 0
     for g in timeline.gaps:
+        delta = g.ctx - prev
+        prev = g.ctx
         fam: dict[str, int] = {}
+        tool_chars = 0
         for tid, chars in g.results:
             f = family_of(tid)
             fam[f] = fam.get(f, 0) + chars
+            tool_chars += chars
             result_chars[f] += chars
             result_count[f] += 1
-        gaps.append((g.ctx - prev, g.chars, sum(fam.values()), fam, g.compacted))
-        prev = g.ctx
+        gaps.append((delta, fam, g.compacted))
+        c = g.chars
+        if not g.compacted and delta > 0 and c > 0:
+            grown_d += delta
+            grown_c += c
+            if c > CLEAN_CHARS:
+                if tool_chars / c >= CLEAN_TOOL_SHARE:
+                    clean.append((delta, tool_chars))
+                if tool_chars / c >= DISPERSION_TOOL_SHARE:
+                    steady.append((delta, tool_chars))
     _count(timeline.pending_results, family_of, result_chars, result_count)
 
     # Pass 1: characters per token, on gaps that are mostly tool output.
-    clean = [(d, tc) for d, c, tc, _, comp in gaps if not comp and d > 0 and c > CLEAN_CHARS
-             and tc / c >= CLEAN_TOOL_SHARE]  # fmt: skip
     sum_d = sum_c = 0
     if clean:
         low = _lower_median([tc / d for d, tc in clean])
@@ -173,23 +192,18 @@ def occupancy(
                 continue  # the window also shed content in this gap
             sum_d += d
             sum_c += tc
-    if sum_d == 0:
-        for d, c, _, _, comp in gaps:
-            if not comp and d > 0 and c > 0:
-                sum_d += d
-                sum_c += c
+    if sum_d == 0:  # every uncompacted gap that grew, then
+        sum_d, sum_c = grown_d, grown_c
     calibrated = sum_d > 0
     cpt = sum_c / sum_d if calibrated else FALLBACK_CPT
 
-    errors = [abs(tc / cpt - d) / d for d, c, tc, _, comp in gaps
-              if not comp and d > 0 and c > CLEAN_CHARS and tc / c >= DISPERSION_TOOL_SHARE]  # fmt: skip
-    dispersion = _lower_median(errors) if errors else None
+    dispersion = _lower_median([abs(tc / cpt - d) / d for d, tc in steady]) if steady else None
 
     # Pass 2: residency, oldest evicted first.
-    contributed = dict.fromkeys(FAMILIES, 0.0)
+    contributed = _NO_TOKENS.copy()
     queue: deque[list[Any]] = deque()  # [family, tokens], oldest first
     evicted = 0.0
-    for delta, _, _, fam, compacted in gaps:
+    for delta, fam, compacted in gaps:
         if compacted:
             evicted += sum(q[1] for q in queue)
             queue.clear()
@@ -211,12 +225,12 @@ def occupancy(
                     head[1] -= shortfall
                     evicted += shortfall
                     shortfall = 0
-    residual = dict.fromkeys(FAMILIES, 0.0)
+    residual = _NO_TOKENS.copy()
     for f, tokens in queue:
         residual[f] += tokens
 
     ctx_final = timeline.last_ctx
-    file_access = sum(residual[f] for f in FILE_ACCESS)
+    file_access = sum(map(residual.__getitem__, FILE_ACCESS))
     retrieval = residual["tool"] + file_access
     win = timeline.window or window
     return {

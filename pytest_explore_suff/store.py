@@ -259,13 +259,12 @@ class RecordStore:
     def _shared(self, mapping: Mapping[str, Any]) -> int:
         """The index of a dict with ``mapping``'s pairs in the table of values: one for
         every record with equal pairs (they are only read)."""
+        key = tuple(mapping.items())
         try:
-            key = tuple(mapping.items())
-            hash(key)
+            ref = self._dict_refs.get(key)  # hashed once: a tuple does not keep its hash
         except TypeError:  # an unhashable value: a copy of its own
             self._values.append(dict(mapping))
             return len(self._values) - 1
-        ref = self._dict_refs.get(key)
         if ref is None:
             ref = self._dict_refs[key] = len(self._values)
             self._values.append(dict(mapping))

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from metric_shapes import SYNTHETIC, Log, Stream, section, text
 
 from pytest_explore_suff import ToolSpec, judge
-from pytest_explore_suff.allocation import allocation, citations, sections
+from pytest_explore_suff.allocation import _BASENAME, allocation, basenames, citations, sections
 from pytest_explore_suff.compare import compare_metrics
 from pytest_explore_suff.events import assistant_chars, metric_text, usage_ctx
 from pytest_explore_suff.gates import Gate, evaluate_baseline_metrics, evaluate_metrics
@@ -154,6 +154,12 @@ def test_a_bare_basename_needs_an_envelope_extension() -> None:
 def test_citation_patterns_are_ascii() -> None:
     c = citations("lib/response.jsの126行目 と utils.jsを見る", frozenset({"js"}))
     assert set(c.paths) == {"lib/response.js", "response.js", "utils.js"}
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="ab.Z-_@+1 /\n:`é", max_size=40))
+def test_the_basename_scan_finds_exactly_what_the_regex_finds(text_: str) -> None:
+    assert basenames(text_) == _BASENAME.findall(text_)
 
 
 def test_symbols_need_four_characters_no_stopword_and_a_one_line_span() -> None:

@@ -4,6 +4,7 @@ read in bounded memory, archives owned (and closed) by the session that reads th
 # ruff: noqa: E501
 from __future__ import annotations
 
+import copy
 import io
 import json
 import math
@@ -15,6 +16,7 @@ import tracemalloc
 import warnings
 import zipfile
 from pathlib import Path
+from types import MappingProxyType
 
 import orjson
 import pytest
@@ -36,7 +38,9 @@ from pytest_explore_suff.report import (
     brief_of,
     clusters,
     dumps,
+    encode,
     figures,
+    indented,
     occupancy_summary,
     pack_totals,
     run_totals,
@@ -71,6 +75,59 @@ def _build(records: list) -> object:
         coverage=Coverage(collected=len(records), ran=len(records)), records=records, ignored=[],
         compare=("with", "without"), baseline=("old.json", _records()),
     )  # fmt: skip
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@SETTINGS
+@given(st.dictionaries(st.text(max_size=6), _JSON, max_size=5))
+def test_a_record_encoded_inside_two_lists_is_every_line_of_its_encoding_shifted(rec):
+    assert indented(rec) == b"    " + encode(rec).replace(b"\n", b"\n    ")
+
+
+@SETTINGS
+@given(
+    st.lists(st.dictionaries(st.sampled_from(RUN_FIGURES), _JSON | st.just(-0.0) | st.floats()), max_size=3)
+)
+def test_run_totals_sum_the_numbers_each_run_has_for_a_figure(runs):
+    # One run takes a shorter way than several: the same sums, a -0.0 and a NaN alike.
+    def total(key):
+        nums = [r[key] for r in runs if type(r.get(key)) is not bool and isinstance(r.get(key), (int, float))]
+        return sum(nums) if nums else None
+
+    assert repr(run_totals({"runs": runs})) == repr(tuple(total(key) for key in RUN_FIGURES))
+
+
+def test_a_store_shares_equal_tools_dicts_and_keeps_an_unhashable_one_apart(tmp_path):
+    recs = _records()[:3]
+    recs[0]["tools"] = {"explore": 1, "odd": [1, 2]}
+    recs[1]["tools"] = recs[2]["tools"] = {"explore": 1}
+    with RecordStore(str(tmp_path)) as store:
+        for rec in recs:
+            store.add(copy.deepcopy(rec))
+        slims = store.records()
+        assert [s["tools"] for s in slims] == [rec["tools"] for rec in recs]
+        assert slims[1]["tools"] is slims[2]["tools"]
+
+
+def test_a_brief_reads_any_mapping_of_metrics_as_a_dict_of_them():
+    rec = _records()[0] | {
+        "allocation": {"envelope": 10, "used": 4, "used_path": 2, "calls": [{}], "has_answer": True},
+        "occupancy": {"ctx_final": 9, "ctx_base": 1, "residual": {"tool": 3}, "residual_file_access": 2,
+                      "residual_retrieval": 5},
+    }  # fmt: skip
+    proxied = rec | {
+        "allocation": MappingProxyType(rec["allocation"]),
+        "occupancy": MappingProxyType(rec["occupancy"]),
+    }
+    assert brief_of(proxied) == brief_of(rec) == (10, 4, 2, 1, True, 9, 1, 3, 2, 5)
+    assert brief_of(rec | {"allocation": None}) == (None,) * 5 + (9, 1, 3, 2, 5)
+    assert brief_of(rec | {"allocation": [], "occupancy": None}) == (None,) * 10
 
 
 @pytest.mark.parametrize("n", [0, 1, 5])
