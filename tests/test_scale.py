@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from pytest_explore_suff import discover, judge, stats
 from pytest_explore_suff.buckets import KEYS
-from pytest_explore_suff.campaign import sniff
+from pytest_explore_suff.campaign import TURN, sniff
 from pytest_explore_suff.compare import compare_metrics
 from pytest_explore_suff.document import Coverage, Options, build
 from pytest_explore_suff.events import TOOL_KINDS, Collector
@@ -330,6 +330,14 @@ def test_events_read_the_same_from_memory_as_through_a_buffered_reader(
                 base.max_line.reset(token)
             seen.append((got, collector.lines, collector.corrupt, collector.warnings, collector.recognized))
     assert seen[0] == seen[1]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["run-", "a", "-", ".", "t", ".t", "1", "23", ".jsonl", "json"]), max_size=8))
+def test_discovery_asks_the_turn_regex_of_every_name_that_can_be_a_turn(pieces):
+    # Discovery tries TURN only on a name holding ".t": no turn's name lacks it.
+    name = "".join(pieces)
+    assert TURN.match(name) is None or ".t" in name
 
 
 def test_discovery_does_not_hold_the_first_event_of_every_claude_transcript(tmp_path):
