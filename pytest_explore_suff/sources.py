@@ -76,11 +76,16 @@ def _open_plain(path: str, small: int, buffer: int, *, regular: bool = False) ->
     ``os.open`` and ``os.read``: no file object for the small ones, whose bytes are
     in memory before the first line is asked for. Only a regular file is trusted to be
     whole after one short read (a pipe's is only what was written so far): its type is
-    asked unless the caller knows it (``regular``: a file discovery walked)."""
+    asked unless the caller knows it (``regular``: a file discovery walked), and then
+    its size too, so that a large file is not read in part before it is streamed."""
     fd = os.open(path, os.O_RDONLY)
     try:
-        data = os.read(fd, small) if regular or stat.S_ISREG(os.fstat(fd).st_mode) else None
-        if data is None or len(data) == small:  # not regular, or not small: streamed
+        if regular:
+            data: bytes | None = os.read(fd, small)
+        else:
+            info = os.fstat(fd)
+            data = os.read(fd, small) if stat.S_ISREG(info.st_mode) and info.st_size < small else None
+        if data is None or len(data) == small:  # not regular, or not small (or grown since): streamed
             if data is not None:
                 os.lseek(fd, 0, os.SEEK_SET)
             # A directory passes os.open: this raises its IsADirectoryError, as open(path) does.
