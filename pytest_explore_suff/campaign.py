@@ -316,7 +316,9 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
             else:
                 flat_agents.append(rel)
             continue
-        if m := TURN.match(name):
+        # A turn's name ends ".t<k>.jsonl": a name without ".t" is not tried (the regex
+        # backtracks through the whole name, and discovery asks it of every file).
+        if ".t" in name and (m := TURN.match(name)):
             base = "/".join([*parts[:-1], m["base"] + ".jsonl"])
             turns[base].append((int(m["turn"]), rel))
             continue

@@ -173,12 +173,13 @@ def usage_ctx(usage: dict[str, Any]) -> int:
     """A request's whole prompt: input, cache reads and cache writes (missing: 0).
 
     A plain loop: this runs once per request, and a generator under ``sum`` costs
-    three times as much.
+    three times as much. ``type() is int``: a decoded number is an int or a float,
+    never a subclass but ``bool`` (not a count), and one test is cheaper than two.
     """
     total = 0
     for key in PROMPT_KEYS:
         value = usage.get(key)
-        if isinstance(value, int) and not isinstance(value, bool):
+        if type(value) is int:
             total += value
     return total
 

@@ -730,6 +730,9 @@ def test_usage_ctx_sums_the_three_input_fields() -> None:
                       "output_tokens": 4000}) == 321  # fmt: skip
     assert usage_ctx({"cache_read_input_tokens": 7}) == 7
     assert usage_ctx({}) == 0
+    # What a decoder gives that is not a count counts nothing: a bool (an int subclass), a float.
+    assert usage_ctx({"input_tokens": True, "cache_read_input_tokens": 2.0,
+                      "cache_creation_input_tokens": "3"}) == 0  # fmt: skip
 
 
 # --- occupancy through judge + measure ---------------------------------------------------

@@ -12,6 +12,7 @@ import os
 import shutil
 import tarfile
 import tempfile
+import threading
 import tracemalloc
 import warnings
 import zipfile
@@ -26,10 +27,10 @@ from hypothesis import strategies as st
 
 from pytest_explore_suff import discover, judge, stats
 from pytest_explore_suff.buckets import KEYS
-from pytest_explore_suff.campaign import sniff
+from pytest_explore_suff.campaign import TURN, sniff
 from pytest_explore_suff.compare import compare_metrics
 from pytest_explore_suff.document import Coverage, Options, build
-from pytest_explore_suff.events import TOOL_KINDS
+from pytest_explore_suff.events import TOOL_KINDS, Collector
 from pytest_explore_suff.jsonl import BUFFER
 from pytest_explore_suff.readers import base
 from pytest_explore_suff.report import (
@@ -46,7 +47,7 @@ from pytest_explore_suff.report import (
     run_totals,
     shares,
 )
-from pytest_explore_suff.sources import HEAD_BUFFER, open_head
+from pytest_explore_suff.sources import HEAD_BUFFER, SMALL_FILE, _open_plain, open_head, open_path
 from pytest_explore_suff.store import RecordStore
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
@@ -295,6 +296,46 @@ def test_sniffing_reads_a_small_file_in_one_call_and_a_larger_one_through_its_bu
     assert sniff(str(large)) == (None, None)  # no event in it, read through: not cut at the buffer
 
 
+def test_a_small_regular_file_is_read_whole_and_any_other_file_through_a_buffered_reader(tmp_path):
+    # The judge opens every file of a campaign once more: most are small enough to be read whole.
+    small, edge = tmp_path / "small.jsonl", tmp_path / "edge.jsonl"
+    small.write_bytes(b'{"a": 1}\r\n{"b": 2}')
+    edge.write_bytes(b"x" * (SMALL_FILE - 1) + b"\n")  # exactly SMALL_FILE bytes: not known to be whole
+    with open_path(str(small)) as fh:
+        assert type(fh) is io.BytesIO
+        assert fh.read() == small.read_bytes()
+    with open_path(str(edge)) as fh:
+        assert type(fh) is io.BufferedReader
+        assert fh.read() == edge.read_bytes()
+    with pytest.raises(IsADirectoryError):  # as open() says it
+        open_path(str(tmp_path))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
+def test_a_pipe_is_read_to_its_end_not_to_its_first_short_read(tmp_path):
+    # A short read ends a regular file only: a pipe's is what its writer wrote so far.
+    fifo = tmp_path / "run.jsonl"
+    os.mkfifo(fifo)
+    first, second = threading.Event(), b'{"b": 2}\n'
+
+    def write() -> None:
+        with open(fifo, "wb", buffering=0) as out:
+            out.write(b'{"a": 1}\n')
+            first.wait(5)
+            out.write(second)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    try:
+        with open_path(str(fifo)) as fh:
+            assert fh.readline() == b'{"a": 1}\n'
+            first.set()
+            assert fh.read() == second
+    finally:
+        first.set()
+        writer.join()
+
+
 _LINES = st.sampled_from([
     b'{"type":"assistant","uuid":"u1","message":{"role":"assistant","content":"hi"}}',
     b'{"type":"user","uuid":"u2","message":{"role":"user","content":"ok"}}',
@@ -316,6 +357,44 @@ def test_the_sniff_reads_the_same_from_memory_as_through_a_buffered_reader(lines
         with open_head(path) as fh:
             assert fh.read() == data
         assert sniff(path) == sniff(path, lambda p: open(p, "rb", buffering=BUFFER))  # noqa: SIM115 - sniff closes it
+
+
+@SETTINGS
+@given(
+    lines=st.lists(_LINES, max_size=12),
+    crlf=st.booleans(),
+    last_newline=st.booleans(),
+    small=st.sampled_from([1, 64, 512, SMALL_FILE]),
+    limit=st.sampled_from([base.MAX_LINE, 40, 200]),
+)
+def test_events_read_the_same_from_memory_as_through_a_buffered_reader(
+    lines, crlf, last_newline, small, limit
+):
+    # open_path's small-file path (whole in memory) against the general one (a buffered reader),
+    # on whatever a file can end up holding: corrupt and overlong lines, CRLF, a cut last line.
+    data = (b"\r\n" if crlf else b"\n").join(lines) + (b"\n" if last_newline and lines else b"")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "run.jsonl")
+        with open(path, "wb") as out:
+            out.write(data)
+        seen = []
+        for opener in (lambda p: _open_plain(p, small, BUFFER), lambda p: open(p, "rb", buffering=BUFFER)):  # noqa: SIM115 - the reader closes it
+            collector = Collector(open_file=opener)
+            token = base.max_line.set(limit)
+            try:
+                got = list(base.events(path, collector))
+            finally:
+                base.max_line.reset(token)
+            seen.append((got, collector.lines, collector.corrupt, collector.warnings, collector.recognized))
+    assert seen[0] == seen[1]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["run-", "a", "-", ".", "t", ".t", "1", "23", ".jsonl", "json"]), max_size=8))
+def test_discovery_asks_the_turn_regex_of_every_name_that_can_be_a_turn(pieces):
+    # Discovery tries TURN only on a name holding ".t": no turn's name lacks it.
+    name = "".join(pieces)
+    assert TURN.match(name) is None or ".t" in name
 
 
 def test_discovery_does_not_hold_the_first_event_of_every_claude_transcript(tmp_path):
