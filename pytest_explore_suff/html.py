@@ -84,7 +84,11 @@ ALLOC_WIDTH = 720
 
 
 def _num(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A JSON number as a finite float; None for anything else (a bool, a string, inf)."""
+    kind = type(value)  # the exact type first: the page asks this of every figure of every transcript
+    if kind is float:
+        return value if math.isfinite(value) else None
+    if kind is not int and (isinstance(value, bool) or not isinstance(value, (int, float))):
         return None
     f = float(value)
     return f if math.isfinite(f) else None
@@ -815,7 +819,7 @@ _VIA = {"path": 1, "symbol": 2}
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _seq(value: Any) -> Sequence[Any]:
@@ -823,7 +827,14 @@ def _seq(value: Any) -> Sequence[Any]:
     return value if isinstance(value, (list, tuple)) else ()
 
 
+#: Every int up to this size is a float exactly: ``int(float(v)) == v``.
+_EXACT_INT = 2**53
+
+
 def _int(value: Any) -> int:
+    """A JSON number as an int (through a float, as the page has always shown it); 0 otherwise."""
+    if type(value) is int and -_EXACT_INT <= value <= _EXACT_INT:
+        return value  # what the float would give back: most figures are such counts
     x = _num(value)
     return int(x) if x is not None else 0
 

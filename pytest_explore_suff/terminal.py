@@ -28,6 +28,10 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u200e\u200f\u2028-\u202e\u2066-\u206
 def clean(text: object) -> str:
     """Escape control characters (ANSI escapes included) so a transcript can't drive the terminal."""
     s = str(text)
+    # Every character `_CONTROL` matches is a control, format or line/paragraph separator,
+    # which isprintable() refuses: a printable string (most are) has none, and is not searched.
+    if s.isprintable():
+        return s
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), s)
 
 

@@ -830,3 +830,40 @@ def test_the_columns_give_the_figures_record_by_record_reading_gives(drawn):
                     _reference_allocation(recs_of)
                 )
                 assert orjson.dumps(occupancy_summary(recs_of)) == orjson.dumps(_reference_occupancy(recs_of))
+
+
+# The page's number readers and the terminal's escaping are asked of every figure and
+# string of every transcript: each has a fast path for the usual value, pinned here to
+# what the general path gives.
+
+
+def _num_in_general(value):
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    f = float(value)
+    return f if math.isfinite(f) else None
+
+
+_json_value = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**64), 2**64), st.floats(), st.text(max_size=3),
+    st.just(2**53), st.just(2**53 + 1), st.just(-(2**53) - 1), st.lists(st.integers(), max_size=2),
+)  # fmt: skip
+
+
+@given(_json_value)
+def test_the_page_reads_a_number_as_the_general_path_does(value):
+    from pytest_explore_suff.html import _int, _num
+
+    general = _num_in_general(value)
+    assert orjson.dumps(_num(value)) == orjson.dumps(general)
+    assert _int(value) == (int(general) if general is not None else 0)
+    assert type(_int(value)) is int
+
+
+def test_no_character_the_terminal_escapes_is_printable():
+    """`clean` returns a printable string as it is: none of them may hold what it escapes."""
+    from pytest_explore_suff.terminal import _CONTROL, clean
+
+    printable = "".join(c for c in map(chr, range(0x110000)) if c.isprintable())
+    assert _CONTROL.search(printable) is None
+    assert clean("a\x1b[31mb\u202e") == "a\\x1b[31mb\\u202e"
