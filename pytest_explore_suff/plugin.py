@@ -36,6 +36,10 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
     nodes.note_deselected(items)
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    nodes.share_hooks(session.items)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     xdist.send_deselected(session.config)
 

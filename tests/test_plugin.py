@@ -438,3 +438,25 @@ def test_a_campaign_outside_the_rootdir_names_its_items_after_the_campaign(pytes
                           without_runs=[])  # fmt: skip
     result = pytester.runpytest(f"--explore-suff={outside}", "--collect-only", "-q")
     result.stdout.fnmatch_lines(["ab-readme::express/run1/run-headless-with.jsonl"])
+
+
+def test_a_conftest_hooks_the_transcripts_it_covers_and_only_those(pytester, campaign, dist):
+    # The items share their campaign node's hook proxy (nodes.share_hooks): a conftest.py
+    # above the campaign still sees them, one beside it (loaded for its own tests) does not.
+    pytester.makeconftest(
+        """
+        def pytest_runtest_setup(item):
+            if item.name.endswith(".jsonl"):
+                print("covered", item.name)
+        """
+    )
+    beside = pytester.mkpydir("beside")
+    (beside / "conftest.py").write_text(
+        "def pytest_runtest_setup(item):\n    raise AssertionError(f'not covered: {item.name}')\n"
+    )
+    (beside / "test_own.py").write_text("def test_own():\n    pass\n")
+    result = pytester.runpytest(f"--explore-suff={campaign}", "beside", "-s", "-p", "no:randomly", *dist)
+    # beside's own test fails in its setup: its conftest is in use there and only there
+    result.assert_outcomes(passed=5, errors=1)
+    if not dist or dist == ["-n", "0"]:  # under xdist a worker's output is not shown
+        assert result.stdout.str().count("covered ") == 5
