@@ -37,6 +37,7 @@ from .buckets import BUCKETS, KEYS
 from .gates import METRIC_WORDS
 from .occupancy import FAMILIES
 from .report import write_bytes_atomic
+from .stats import is_number
 from .terminal import allocation_table, arm_table, clean, occupancy_table
 
 #: Okabe-Ito colours (safe for the common colour-vision deficiencies), worst bucket
@@ -88,7 +89,7 @@ def _num(value: Any) -> float | None:
     kind = type(value)  # the exact type first: the page asks this of every figure of every transcript
     if kind is float:
         return value if math.isfinite(value) else None
-    if kind is not int and (isinstance(value, bool) or not isinstance(value, (int, float))):
+    if kind is not int and not is_number(value):
         return None
     f = float(value)
     return f if math.isfinite(f) else None

@@ -311,20 +311,12 @@ def run_totals(rec: Mapping[str, Any]) -> Totals:
         return kept  # type: ignore[no-any-return]
     runs = rec.get("runs", ())
     if len(runs) == 1:  # most records: the sum of one number, ``0 + v`` (a -0.0 sums to 0.0)
-        return tuple([0 + v if _is_number(v) else None for v in map(runs[0].get, RUN_FIGURES)])
+        return tuple([0 + v if stats.is_number(v) else None for v in map(runs[0].get, RUN_FIGURES)])
     return tuple(_total([r.get(key) for r in runs]) for key in RUN_FIGURES)
 
 
-_NUMBERS = (int, float)
-
-
-def _is_number(v: Any) -> bool:
-    # type() first, isinstance for a subclass: a bool is a number to isinstance, not to figures
-    return type(v) in _NUMBERS or (isinstance(v, _NUMBERS) and not isinstance(v, bool))
-
-
 def _total(values: list[Any]) -> Any:
-    nums = [v for v in values if _is_number(v)]
+    nums = [v for v in values if stats.is_number(v)]
     return sum(nums) if nums else None
 
 
