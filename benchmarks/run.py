@@ -37,7 +37,11 @@ Reported, not gated: the ~100 MB campaign against its floor, the plugin on 10
 small transcripts, pytest alone per item (whole run / items, and less the
 empty start-up), the explore-heavy ratio that pytest alone on as many items
 plus the decode floor would score (no plugin that decodes every line goes
-below it), what the plugin spends beyond both floors per transcript,
+below it), the explore-heavy run in the small target's form (plugin / (pytest
+alone on as many items + floor)), what the plugin spends beyond both floors
+per transcript, the small campaign run from a project (``WORKDIR/project``:
+its pytest.ini sets ``testpaths = tests``, whose conftest.py does not cover the
+campaign) against the same run from an empty directory,
 ``-n 2`` on the small campaign (peak RSS of the controller, and the sampled sum
 over it and its workers), and the ``-n 2`` speed-up over ``-n 0`` on the ~100
 MB campaign (gated at >= 1.5x only with 4 cores or more).
@@ -98,6 +102,20 @@ for top, dirs, files in os.walk(sys.argv[1]):
 print(n, "lines decoded")
 """
 
+#: A project the plugin runs from (``project``): its ini file points pytest at its own tests,
+#: whose conftest.py does not cover the campaign, as in a repository that grades a campaign
+#: stored elsewhere. pytest then gives every node outside that conftest's folder a hook proxy
+#: of its own unless the plugin shares one (nodes.py).
+PROJECT_INI = """[pytest]
+testpaths = tests
+"""
+PROJECT_CONFTEST = """import pytest
+
+@pytest.fixture
+def repository_root(tmp_path):
+    return tmp_path
+"""
+
 #: pytest alone: a conftest whose file ``items-N.trivial`` holds N items that pass at once.
 TRIVIAL_CONFTEST = """
 import pytest
@@ -143,6 +161,7 @@ class Measure:
     exit_codes: list[int] = field(default_factory=list)
     cmd: list[str] = field(default_factory=list)
     json: Path | None = None
+    cwd: Path | None = None  # where the command runs: the empty directory unless set
 
 
 def machine() -> list[str]:
@@ -434,6 +453,7 @@ def main(argv: list[str] | None = None) -> int:
             Measure("plugin -n 0", "big", "plugin", ("-n", "0")),
             Measure("plugin -n 2", "big", "plugin", ("-n", "2")),
             Measure("plugin", "small", "plugin"),
+            Measure("from a project", "small", "plugin"),
             Measure("plugin", "base", "plugin"),
             Measure("plugin -n 2", "small", "plugin", ("-n", "2")),
             Measure("pytest alone", "small", "pytest"),
@@ -454,6 +474,10 @@ def main(argv: list[str] | None = None) -> int:
         trivial.mkdir(exist_ok=True)
         (trivial / "conftest.py").write_text(TRIVIAL_CONFTEST)
         (trivial / "items-0.trivial").touch()  # the empty collection of the start-up measure
+        project = workdir / "project"
+        (project / "tests").mkdir(parents=True, exist_ok=True)
+        (project / "pytest.ini").write_text(PROJECT_INI)
+        (project / "tests" / "conftest.py").write_text(PROJECT_CONFTEST)
         for m in measures:
             m.reps = huge_reps if m.campaign == "huge" else reps
             if m.kind == "startup":
@@ -466,6 +490,8 @@ def main(argv: list[str] | None = None) -> int:
                 m.json = workdir / "json" / f"{slug}.json"
                 m.cmd = [*pytest_cmd, "-p", "no:cacheprovider", f"--explore-suff={c.path}",
                          f"--explore-suff-json={m.json}", "-q", *m.extra, *more_args]  # fmt: skip
+                if m.name == "from a project":
+                    m.cwd = project
             elif m.kind == "pytest":
                 items = trivial / f"items-{c.transcripts}.trivial"
                 items.touch()
@@ -474,18 +500,21 @@ def main(argv: list[str] | None = None) -> int:
             else:
                 m.cmd = [py, "-c", FLOOR, str(c.path)]
 
-        print("\n== commands (cwd: an empty directory)")
+        print(
+            f"\n== commands (cwd: an empty directory, but 'from a project': {project}, whose\n"
+            f"   pytest.ini sets testpaths = tests and whose tests/conftest.py has one fixture)"
+        )
         for m in measures:
             shown = [("<FLOOR>" if part == FLOOR else part) for part in m.cmd]
-            print(f"{m.campaign:>5} {m.name:<12} {' '.join(shown)}")
+            print(f"{m.campaign:>5} {m.name:<14} {' '.join(shown)}")
         print(f"FLOOR = {FLOOR.strip()!r}")
 
         print("\n== warm-up (not measured)")
         for m in measures:
             # --quick: one plugin and one floor run compile and cache what all need
             if m.campaign != "huge" and (not args.quick or (m.campaign == "base")):
-                wall, code, _, _, _ = run_timed(m.cmd, workdir / "logs" / "warmup.log", cwd, env)
-                print(f"{m.campaign:>5} {m.name:<12} {wall:7.2f} s  exit {code}")
+                wall, code, _, _, _ = run_timed(m.cmd, workdir / "logs" / "warmup.log", m.cwd or cwd, env)
+                print(f"{m.campaign:>5} {m.name:<14} {wall:7.2f} s  exit {code}")
 
         print("\n== measuring")
         t_start = time.perf_counter()
@@ -496,7 +525,7 @@ def main(argv: list[str] | None = None) -> int:
             cells = []
             for m in order:
                 log = workdir / "logs" / f"{m.campaign}-{m.name.replace(' ', '')}-{rep}.log"
-                wall, code, rss, tree, cpu = run_timed(m.cmd, log, cwd, env, tree=bool(m.extra))
+                wall, code, rss, tree, cpu = run_timed(m.cmd, log, m.cwd or cwd, env, tree=bool(m.extra))
                 m.cpus.append(cpu)
                 m.walls.append(wall)
                 m.rss_kb.append(rss)
@@ -568,6 +597,12 @@ def main(argv: list[str] | None = None) -> int:
             ])  # fmt: skip
             results.append(["(context) what the plugin spends beyond both floors, per transcript",
                             f"{(tp - ta - tf) / n_small * 1000:.3f} ms", "", "info"])  # fmt: skip
+        if p and get("small", "from a project"):
+            tp, tj = med[("small", "plugin")], med[("small", "from a project")]
+            results.append([f"(context) {n_small} small transcripts, run from a project with its own "
+                            "conftest.py / run from an empty directory",
+                            f"{tj / tp:.2f}x ({tj:.2f} s against {tp:.2f} s; "
+                            f"{(tj - tp) / n_small * 1000:+.3f} ms a transcript)", "", "info"])  # fmt: skip
         if alone:
             ta = med[("small", "pytest alone")]
             text = f"{ta / n_small * 1000:.3f} ms (whole run / items)"
@@ -613,6 +648,14 @@ def main(argv: list[str] | None = None) -> int:
                                 f"{bound:.2f}x ({ta:.2f} - {startup:.2f} + {tf:.2f} s against {tf:.2f} s; "
                                 f"CPU time {cpu_bound:.2f}x): no plugin that decodes every line goes below",
                                 "", "info"])  # fmt: skip
+                # The small target's form, for comparison: the whole run over pytest alone
+                # on as many items plus the floor (start-up is in both sides).
+                c_plugin, c_alone, c_floor = (cpu[("heavy", k)] for k in ("plugin", "pytest alone", "floor"))
+                cpu_form = c_plugin / (c_alone + c_floor)
+                results.append([f"(context) {mb:.0f} MB explore-heavy: plugin / (pytest alone on {n} "
+                                "do-nothing items + floor)",
+                                f"{tp / (ta + tf):.2f}x ({tp:.2f} s against {ta:.2f} + {tf:.2f} s; "
+                                f"CPU time {cpu_form:.2f}x)", "", "info"])  # fmt: skip
         p, f = get("big", "plugin"), get("big", "floor")
         if p and f:
             tp, tf = med[("big", "plugin")], med[("big", "floor")]
