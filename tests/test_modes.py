@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from builders import Run, Session, allocation_run, response, sufficient_run
-from helpers import listed, report
+from helpers import EXAMPLES, listed, report
 
 XDIST = [[], ["-n", "2"]]
 FRAMES = ("_pytest/", "pluggy/", "Traceback", "cls = <", "def runtest")  # pytest or pluggy frames
@@ -107,6 +107,33 @@ def test_a_full_run_says_it_is_complete(pytester, dist):
     pytester.runpytest(f"--explore-suff={root}", *dist).assert_outcomes(passed=4)
     cov = report(pytester)["coverage"]
     assert cov == {"complete": True, "collected": 4, "ran": 4, "why": [], "not_run": []}
+
+
+#: What pytest-randomly does to a session (without needing it installed): the items reordered
+#: at collection, with a seed, on the controller and on every xdist worker alike.
+SHUFFLE_CONFTEST = """
+import random
+
+def pytest_collection_modifyitems(items):
+    random.Random({seed}).shuffle(items)
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_reports_do_not_depend_on_the_order_the_items_run_in(pytester, dist, seed):
+    # Three agents, subagents, two arms: every aggregate the order could change.
+    campaign = EXAMPLES / "mixed-agents"
+    out = ["--explore-suff-json=in-order.json", "--explore-suff-html=in-order.html"]
+    pytester.runpytest(f"--explore-suff={campaign}", *out).assert_outcomes(passed=12)
+    pytester.makeconftest(SHUFFLE_CONFTEST.format(seed=seed))
+    shuffled = ["--explore-suff-json=shuffled.json", "--explore-suff-html=shuffled.html"]
+    result = pytester.runpytest(f"--explore-suff={campaign}", "-v", *shuffled, *dist)
+    result.assert_outcomes(passed=12)
+    ran = [word for line in result.outlines if "PASSED" in line for word in line.split() if "::" in word]
+    assert len(ran) == 12 and ran != sorted(ran)  # the shuffle did reorder them
+    for kind in ("json", "html"):
+        written = (pytester.path / f"shuffled.{kind}").read_bytes()
+        assert written == (pytester.path / f"in-order.{kind}").read_bytes()
 
 
 def test_a_k_selection_writes_a_partial_report_that_a_baseline_refuses(pytester, dist):
