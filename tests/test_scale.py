@@ -311,6 +311,24 @@ def test_a_small_regular_file_is_read_whole_and_any_other_file_through_a_buffere
         open_path(str(tmp_path))
 
 
+def test_a_file_that_grew_after_its_size_was_asked_is_streamed_whole(tmp_path, monkeypatch):
+    # open_path reads one byte past the size fstat gave: a file longer by then is streamed
+    # from its start, not served cut at the size it had.
+    path = tmp_path / "run.jsonl"
+    data = b'{"a": 1}\n{"b": 2}\n'
+    path.write_bytes(data)
+    fstat = os.fstat
+
+    def asked_earlier(fd: int) -> os.stat_result:
+        info = tuple(fstat(fd))
+        return os.stat_result((*info[:6], 5, *info[7:]))  # st_size: 5 bytes, when it was asked
+
+    monkeypatch.setattr(os, "fstat", asked_earlier)
+    with open_path(str(path)) as fh:
+        assert type(fh) is io.BufferedReader
+        assert fh.read() == data
+
+
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes")
 def test_a_pipe_is_read_to_its_end_not_to_its_first_short_read(tmp_path):
     # A short read ends a regular file only: a pipe's is what its writer wrote so far.
