@@ -401,6 +401,8 @@ class Collector:
                     timeline.request(usage_ctx(usage))
             if isinstance(content, str):
                 timeline.add(len(content))
+                if content.strip():
+                    self.last_text = content  # a message of one text, written as a string
         if not isinstance(content, list):
             return
         texts: list[str] = []

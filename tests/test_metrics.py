@@ -382,6 +382,19 @@ def test_the_answer_without_a_result_string_is_the_last_main_thread_text(tmp_pat
     assert m["occupancy"] is not None and m["occupancy"]["turns"] == 5
 
 
+def test_an_assistant_message_written_as_a_string_can_be_the_answer(tmp_path: Path) -> None:
+    run = Stream()
+    x = run.explore()
+    run.ask(x, ctx=1000)
+    run.answer((x, FOUR))
+    run.ask(text("placeholder"), ctx=1500)
+    run.events[-1]["message"]["content"] = "The answer is in lib/a.js."  # a string, not blocks
+    run.end(result=None, subtype="error_max_turns")
+    alloc = measured(tmp_path, run)["allocation"]
+    assert alloc["has_answer"] is True
+    assert {f["path"] for f in alloc["files"] if f["via"]} == {"lib/a.js"}
+
+
 def test_no_answer_at_all(tmp_path: Path) -> None:
     run = Stream()
     x = run.explore()
