@@ -38,6 +38,7 @@ from datetime import datetime
 from typing import Any
 
 from ..events import RACE_MARKER, Collector, compact_json, metric_len, result_text, texts_of
+from ..sources import turns_of
 from .base import TranscriptError, events, unlinked_child, unlinked_delegation
 
 #: ``type`` of a current-shape line.
@@ -164,7 +165,23 @@ def output_content(raw: Any) -> tuple[str | list[Any], bool]:
         return _decoded_output(decoded, error)
     if isinstance(decoded, list):
         return decoded, error
-    return out, error or out.startswith("err: ")
+    return out, error or out.startswith("err: ") or _failed_exit(out)
+
+
+# The header the CLI writes above a command's output in plain text: ``Exit code: N``
+# (``shell_command``, 0.63+), ``Process exited with code N`` (``exec_command``, 0.98+).
+_EXIT_LINE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)$", re.MULTILINE)
+_HEADER = 400  # the header's few lines; the command's own output below it is not read
+
+
+def _failed_exit(text: str) -> bool:
+    """A plain-text shell output whose header gives a non-zero exit code (a failed CLI
+    run is no contamination, as the JSON shape's ``metadata.exit_code`` says already)."""
+    end = text.find("Output:", 0, _HEADER)
+    if end == -1:
+        return False
+    m = _EXIT_LINE.search(text, 0, end)
+    return m is not None and int(m.group(1)) != 0
 
 
 _JSON_KEYS = ('"output"', '"content"', '"text"', '"type"', '"Ok"', '"Err"')
@@ -662,11 +679,14 @@ def _link(state: _Rollout, main: _File, children: list[_File]) -> None:
 
 
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
-    """Feed a Codex rollout, and its subagents' rollouts (``files[1:]``), to ``collector``."""
+    """Feed a Codex rollout, its later turns (``run-x.t2.jsonl``, ...: the main thread goes
+    on) and its subagents' rollouts (the rest of ``files``), to ``collector``."""
     state = _Rollout(collector)
     main = state.read_file(files[0], "main", decode_all)
+    turns = 1 + turns_of(files)
+    segments = [main, *(state.read_file(path, "main", decode_all) for path in files[1:turns])]
     children = []
-    for n, path in enumerate(files[1:], 1):
+    for n, path in enumerate(files[turns:], 1):
         try:
             child = state.read_file(path, f"#child-{n}", decode_all)
         except TranscriptError as exc:  # a broken child: the parent is still judged
@@ -688,7 +708,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     if state.first_ms is not None and state.last_ms is not None:
         duration = round(state.last_ms - state.first_ms)
     # Each rollout counts its own tokens (a parent's total does not include its children's).
-    totals = [f.tokens for f in (main, *children) if f.tokens is not None]
+    totals = [f.tokens for f in (*segments, *children) if f.tokens is not None]
     collector.runs.append(
         {
             "subtype": None,

@@ -30,13 +30,14 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..events import Collector, compact_json, metric_text, result_text, texts_of
 from ..jsonl import Undecodable, decode
-from ..sources import ArchiveError, logical_name
+from ..sources import ArchiveError, logical_name, turns_of
 from .base import (
     NotATranscript,
     TranscriptError,
@@ -161,6 +162,20 @@ def response_of(call: dict[str, Any]) -> Response | None:
     return Response("\n".join(t for t in texts if t), error, "\n".join(t for t in metrics if t))
 
 
+# What ``run_shell_command`` answers: ``Command:``, ``Directory:``, ``Output:`` (the
+# command's own, any number of lines), then ``Error:``, ``Exit Code:``, ``Signal:``, ...
+_SHELL_EXIT = re.compile(r"\nExit Code: (-?\d+)(?:\n|$)")
+
+
+def _failed_shell(output: str) -> bool:
+    """A shell command's result whose exit code is not 0 (a failed CLI run is no
+    contamination). The last ``Exit Code:`` line is the tool's: the output comes before it."""
+    if not output.startswith("Command: "):
+        return False
+    codes = _SHELL_EXIT.findall(output, max(0, output.rfind("\nError: ")))
+    return bool(codes) and int(codes[-1]) != 0
+
+
 def _function_response(fr: dict[str, Any]) -> Response:
     response = fr.get("response")
     if not isinstance(response, dict):
@@ -172,7 +187,7 @@ def _function_response(fr: dict[str, Any]) -> Response:
         return Response(text, True, text)
     output = response.get("output")
     if isinstance(output, str):
-        return Response(output, False, output)
+        return Response(output, _failed_shell(output), output)
     content = response.get("content")
     if isinstance(content, list):
         # The verdicts join the blocks' texts, as a tool_result's; the metrics count them.
@@ -555,8 +570,9 @@ def _within(child: _Child, d: _Delegation) -> bool:
 
 
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
-    """Feed one Gemini CLI session (a document, a checkpoint, or the JSONL form), and its
-    subagents' sessions (``files[1:]``), to ``collector``."""
+    """Feed one Gemini CLI session (a document, a checkpoint, or the JSONL form), its later
+    turns (``run-x.t2.jsonl``, ...: the main session goes on) and its subagents' sessions
+    (the rest of ``files``), to ``collector``."""
     del decode_all  # every record is decoded: there is nothing to skip
     state = _Session(collector)
     path = files[0]
@@ -569,8 +585,13 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             "a Gemini subagent session (kind: subagent) with no parent session linked in the "
             "campaign: judged as its own transcript"
         )
+    turns = 1 + turns_of(files)
+    for turn_path in files[1:turns]:  # later turns of the run: the main session goes on
+        turn_meta = _load(turn_path, collector, state)
+        if turn_meta is not None:
+            end = timestamp_ms(turn_meta.get("lastUpdated")) or end
     children: list[_Child] = []
-    for n, child_path in enumerate(files[1:], 1):
+    for n, child_path in enumerate(files[turns:], 1):
         state.thread = f"#child-{n}"
         state.prefix = f"{n}-"
         try:
