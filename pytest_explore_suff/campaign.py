@@ -25,6 +25,7 @@ from .readers.codex import looks_like_rollout, session_identity
 from .readers.gemini import SKILL_EXTRACTION, looks_like_session
 from .sources import (
     MEMBER_ERRORS,
+    TURN,
     ArchiveError,
     Opener,
     archive_source,
@@ -37,7 +38,6 @@ from .sources import (
 
 # run-<label>[-<i>][.t<k>].jsonl: the arm is the label.
 RUN_NAME = re.compile(r"^run-(?P<arm>.+?)(?:-(?P<index>\d+))?(?:\.t(?P<turn>\d+))?\.jsonl$")
-TURN = re.compile(r"^(?P<base>.+)\.t(?P<turn>\d+)\.jsonl$")
 RUN_DIR = re.compile(r"^run[-_]?(\d+)$")
 #: Directories that hold no transcripts, only bulk: never walked.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".hg", ".svn"})

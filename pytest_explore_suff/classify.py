@@ -16,7 +16,9 @@ from .buckets import zero_counts
 from .events import DELEGATION_TOOLS, END_OF_RUN, READ_TOOLS, SEARCH_TOOLS, Action, Collector, ToolSpec
 from .shell import Intent, bash_intent
 
-TRANSPARENT_TOOLS = frozenset({"ToolSearch", "TodoWrite"})
+#: Bookkeeping: ToolSearch, TodoWrite, and the task tools that replace TodoWrite in Claude
+#: Code 2.1.16+ (a task list created, updated, listed, read), which say no more of a response.
+TRANSPARENT_TOOLS = frozenset({"ToolSearch", "TodoWrite", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet"})
 
 # A path-shaped token: one or more `dir/` components, then a name with an
 # extension. ASCII classes on purpose: the reference is JavaScript, whose \w is ASCII.
@@ -120,7 +122,9 @@ def _run_end(text: str, at: int) -> int:
 
 PERSISTED = "<persisted-output>"
 _PERSISTED_AT_START = re.compile(r"\s*" + re.escape(PERSISTED))
-SAVED_TO = re.compile(r"Full output saved to:\s*(\S+)")
+# The saved path runs to the end of its line: a profile folder can hold a space
+# (``C:\Users\John Smith\.claude\...``).
+SAVED_TO = re.compile(r"Full output saved to:[ \t]*([^\r\n]*[^\s])")
 
 
 @dataclass(slots=True)
@@ -387,6 +391,8 @@ def classify(collector: Collector) -> Verdict:
         earlier: list[str] = []
         for i, action in enumerate(actions):
             if spec.explore not in action.name:
+                if action.name == END_OF_RUN:
+                    earlier = []  # the next run in the file is another session: it saw none of them
                 continue
             result = collector.results.get(action.id)
             if result is None or result.is_error:

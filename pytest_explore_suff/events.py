@@ -325,7 +325,11 @@ class Collector:
         self.wanted.add(tid)
         self.wanted_bytes.add(tid.encode())
 
-    def tool_result(self, block: dict[str, Any], tool_use_result: Any = None) -> None:
+    def tool_result(
+        self, block: dict[str, Any], tool_use_result: Any = None, metric: str | None = None
+    ) -> None:
+        """One tool result. ``metric``: its text for the metrics when a reader made the
+        verdicts' text some other way (an MCP content list another agent wrote)."""
         tid = block.get("tool_use_id")
         if not isinstance(tid, str):
             return
@@ -353,8 +357,8 @@ class Collector:
             self.results[tid] = Result(text if keep else "", block.get("is_error") is True, keep)
             # On the re-read (keep_texts) a result can precede its call: not yet wanted,
             # but an explore response all the same, whose metric text must be kept too.
-            if keep and isinstance(content, list):
-                whole = metric_text(content)
+            if keep and (metric is not None or isinstance(content, list)):
+                whole = metric_text(content) if metric is None else metric
                 if whole != text:
                     self.metric_texts[tid] = whole
 
@@ -397,6 +401,8 @@ class Collector:
                     timeline.request(usage_ctx(usage))
             if isinstance(content, str):
                 timeline.add(len(content))
+                if content.strip():
+                    self.last_text = content  # a message of one text, written as a string
         if not isinstance(content, list):
             return
         texts: list[str] = []

@@ -16,12 +16,13 @@ import gzip
 import io
 import os
 import posixpath
+import re
 import stat
 import tarfile
 import weakref
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextvars import ContextVar, Token
 from typing import BinaryIO
 
@@ -42,6 +43,25 @@ MEMBER_ERRORS = (EOFError, zlib.error, zipfile.BadZipFile, tarfile.TarError)
 def logical_name(name: str) -> str:
     """``run-x.jsonl.gz`` -> ``run-x.jsonl``: names are matched without the compression suffix."""
     return name[:-3] if name.endswith(".jsonl.gz") else name
+
+
+#: A later turn of a multi-turn run, ``<base>.t<k>.jsonl`` (its first turn is ``<base>.jsonl``).
+TURN = re.compile(r"^(?P<base>.+)\.t(?P<turn>\d+)\.jsonl$")
+
+
+def turns_of(files: Sequence[str]) -> int:
+    """How many of ``files[1:]`` are later turns of the run ``files[0]`` begins (discovery
+    lists them right after it, before any subagent file); the first may be missing."""
+    first = logical_name(files[0])
+    m = TURN.match(first)
+    base = m["base"] if m else first.removesuffix(".jsonl")
+    count = 0
+    for name in files[1:]:
+        m = TURN.match(logical_name(name))
+        if m is None or m["base"] != base:
+            break
+        count += 1
+    return count
 
 
 def is_transcript_name(name: str) -> bool:

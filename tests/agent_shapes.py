@@ -257,7 +257,8 @@ class GeminiSession:
         self.records.append(self._message("user", [{"text": text}]))
 
     def step(self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "") -> None:
-        """One model message issuing ``calls``; each gets its result: a text, ``("error", text)``, or None."""
+        """One model message issuing ``calls``; each gets its result: a text, ``("error", text)``,
+        None (cancelled), or a dict: the ``functionResponse``'s whole ``response``."""
         records = []
         for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
             record: dict[str, Any] = {**call, "timestamp": _stamp(), "status": "success"}
@@ -267,6 +268,8 @@ class GeminiSession:
             elif result is None:
                 record["status"] = "cancelled"
                 response = None
+            elif isinstance(result, dict):
+                response = result
             else:
                 response = {"output": result}
             if response is not None:

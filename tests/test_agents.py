@@ -396,6 +396,75 @@ def test_gemini_calls_of_one_message_are_not_reactions_and_count_as_concurrent(s
     assert verdict.concurrent == 2
 
 
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_later_turns_of_a_codex_or_gemini_run_go_on_in_the_main_thread(agent, tmp_path):
+    # A harness that resumes the agent per question writes run-<label>.t2.jsonl, ...: the
+    # same session goes on (turn 1's last explore is judged by turn 2's first act), no child.
+    turns: list[Rollout | GeminiSession] = []
+    if agent == "codex":
+        one, two = Rollout(session_id="0199-turns"), Rollout(session_id="0199-turns")
+        one.user("where is f?")
+        one.step(one.explore("first"), outputs=[explore_text(["lib/a.py"])])
+        two.user("and g?")
+        two.step(two.shell("sed -n '1,80p' lib/a.py"), outputs=["def f(): pass"])
+        two.step(two.explore("second"), outputs=[explore_text(["lib/b.py"])])
+        two.step(two.shell("sed -n '1,80p' lib/b.py"), outputs=["def g(): pass"])
+        turns = [one, two]
+    else:
+        one, two = (
+            GeminiSession("jsonl", sessionId="5c1d-turns"),
+            GeminiSession("jsonl", sessionId="5c1d-turns"),
+        )
+        one.user("where is f?")
+        one.step(one.explore("first"), results=[explore_text(["lib/a.py"])])
+        two.user("and g?")
+        two.step(two.call("read_file", file_path="lib/a.py"))
+        two.step(two.explore("second"), results=[explore_text(["lib/b.py"])])
+        two.step(two.call("read_file", file_path="lib/b.py"))
+        turns = [one, two]
+    for t in turns:
+        t.finish()
+    files = [
+        turns[0].write(tmp_path / f"run-{agent}.jsonl"),
+        turns[1].write(tmp_path / f"run-{agent}.t2.jsonl"),
+    ]
+    [transcript] = discover(str(tmp_path)).transcripts
+    assert transcript.files == tuple(str(f) for f in files)
+    verdict, collector = judge(agent, transcript.files)
+    shell = "Bash " if agent == "codex" else ""
+    assert [(c.query, c.thread, c.bucket, c.next) for c in verdict.calls] == [
+        ("first", "main", "read_returned", f"{shell}Read a.py"),
+        ("second", "main", "read_returned", f"{shell}Read b.py"),
+    ]
+    assert collector.warnings == []
+
+
+@pytest.mark.parametrize("code", [127, 0])
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_a_codegraph_cli_run_that_failed_does_not_contaminate(agent, code, tmp_path):
+    # Current Codex shell tools and Gemini's run_shell_command give the exit code only in
+    # their text: "codegraph: command not found" (127) ran nothing of the CLI.
+    if agent == "codex":
+        r = Rollout("current", "shell_command")
+        r.user("where is f?")
+        out = f"Exit code: {code}\nWall time: 0.1 seconds\nOutput:\nbash: codegraph: command not found\n"
+        r.step(r.shell("codegraph explore 'where is f'"), outputs=[{"text": "", "raw": out}])
+        r.finish("f is in lib/a.py")
+        verdict, _ = codex(r, tmp_path)
+    else:
+        s = GeminiSession("session")
+        s.user("where is f?")
+        out = (
+            "Command: codegraph explore 'where is f'\nDirectory: (root)\nOutput: bash: codegraph: "
+            f"command not found\nError: (none)\nExit Code: {code}\nSignal: (none)\n"
+            "Background PIDs: (none)\nProcess Group PGID: 4242"
+        )
+        s.step(s.call("run_shell_command", command="codegraph explore 'where is f'"), results=[out])
+        s.finish("f is in lib/a.py")
+        verdict, _ = gemini(s, tmp_path)
+    assert verdict.contaminated is (code == 0)
+
+
 def test_gemini_write_todos_is_transparent(session, tmp_path):
     session.step(session.explore(), results=[explore_text(["lib/a.py"])])
     session.step(session.call("write_todos", todos=[]))

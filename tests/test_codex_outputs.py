@@ -65,6 +65,15 @@ def test_the_returned_files_of_a_response_do_not_depend_on_its_encoding(shape, t
     assert (call.files, call.bucket, call.next) == (2, "read_returned", "Bash Read b.py")
 
 
+SHELL_COMMAND = (
+    "Exit code: {code}\nWall time: 0.1 seconds\nOutput:\nbash: line 1: codegraph: command not found\n"
+)
+EXEC_COMMAND = (
+    "Chunk ID: 1a2b\nWall time: 0.0010 seconds\nProcess exited with code {code}\n"
+    "Original token count: 12\nOutput:\nls: cannot access 'x': No such file or directory\n"
+)
+
+
 @pytest.mark.parametrize(
     ("output", "expected"),
     [
@@ -78,6 +87,17 @@ def test_the_returned_files_of_a_response_do_not_depend_on_its_encoding(shape, t
         ('[{"text": 1}]', ('[{"text": 1}]', False)),
         ('[{"text": "unclosed"', ('[{"text": "unclosed"', False)),
         ("err: no such server", ("err: no such server", True)),
+        # the plain-text header of shell_command (0.63+) and exec_command (0.98+)
+        (SHELL_COMMAND.format(code=127), (SHELL_COMMAND.format(code=127), True)),
+        (SHELL_COMMAND.format(code=0), (SHELL_COMMAND.format(code=0), False)),
+        (EXEC_COMMAND.format(code=2), (EXEC_COMMAND.format(code=2), True)),
+        (EXEC_COMMAND.format(code=0), (EXEC_COMMAND.format(code=0), False)),
+        # a command's own output that prints such a line says nothing of its exit
+        ("Output:\nExit code: 1\n", ("Output:\nExit code: 1\n", False)),
+        (
+            SHELL_COMMAND.format(code=0) + "Exit code: 1\n",
+            (SHELL_COMMAND.format(code=0) + "Exit code: 1\n", False),
+        ),
     ],
 )
 def test_errors_and_look_alikes(output, expected):

@@ -112,6 +112,18 @@ def test_todowrite_is_stepped_over(run, verdict_of):
     assert (call.bucket, call.next) == ("read_returned", "Read response.js")
 
 
+def test_the_task_tools_that_replace_todowrite_are_stepped_over(run, verdict_of):
+    # Claude Code 2.1.16+ keeps its task list with these four instead of TodoWrite.
+    run.step(run.explore(), response(["lib/response.js"]))
+    run.step(run.use("TaskCreate", subject="find send", description="where is send"))
+    run.step(run.use("TaskUpdate", taskId="1", status="in_progress"))
+    run.step(run.use("TaskList"))
+    run.step(run.use("TaskGet", taskId="1"))
+    run.step(run.use("Grep", pattern="send"))
+    call = only_call(verdict_of(run))
+    assert (call.bucket, call.next) == ("search", "Grep")
+
+
 def test_a_file_an_earlier_explore_returned_is_still_allocation(run, verdict_of):
     run.step(run.explore("one"), response(["lib/a.js", "lib/b.js"]))
     run.step(run.explore("two"), response(["lib/a.js"]))

@@ -10,6 +10,7 @@ next to the fixture that produces it; none is read back from the code.
 from __future__ import annotations
 
 import copy
+import json
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -379,6 +380,19 @@ def test_the_answer_without_a_result_string_is_the_last_main_thread_text(tmp_pat
     assert (alloc["used"], alloc["envelope"]) == (100, 1000)
     # A headless run without result text still has its occupancy.
     assert m["occupancy"] is not None and m["occupancy"]["turns"] == 5
+
+
+def test_an_assistant_message_written_as_a_string_can_be_the_answer(tmp_path: Path) -> None:
+    run = Stream()
+    x = run.explore()
+    run.ask(x, ctx=1000)
+    run.answer((x, FOUR))
+    run.ask(text("placeholder"), ctx=1500)
+    run.events[-1]["message"]["content"] = "The answer is in lib/a.js."  # a string, not blocks
+    run.end(result=None, subtype="error_max_turns")
+    alloc = measured(tmp_path, run)["allocation"]
+    assert alloc["has_answer"] is True
+    assert {f["path"] for f in alloc["files"] if f["via"]} == {"lib/a.js"}
 
 
 def test_no_answer_at_all(tmp_path: Path) -> None:
@@ -1134,6 +1148,52 @@ def test_gemini_occupancy(tmp_path: Path) -> None:
     m = gemini_measure(tmp_path)
     assert m["occupancy"] is not None, m["occupancy_reason"]
     assert (m["occupancy"]["turns"], m["occupancy"]["ctx_final"]) == (2, 900)  # tokens.input
+
+
+#: An MCP result of two text blocks and a resource: the second block's marker is no line start
+#: once the blocks are concatenated with nothing between them (metrics.md, "Text of a result").
+MCP_BLOCKS = [
+    {"type": "text", "text": explore_text(["lib/a.py"])},
+    {"type": "text", "text": explore_text(["lib/b.py"]).removeprefix("## Flow\n")},
+    {"type": "resource", "resource": {"uri": "file:///t/lib/c.py", "mimeType": "text/x-python"}},
+]
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_an_mcp_content_list_counts_for_the_metrics_as_a_tool_results_blocks(
+    tmp_path: Path, agent: str
+) -> None:
+    # The verdicts join the blocks' texts with a newline (lib/b.py is returned, so reading it
+    # is an allocation miss); the metrics concatenate them, a block without text as its JSON.
+    if agent == "codex":
+        r = Rollout("current")
+        r.user("where is the handler?")
+        x = r.explore()
+        r.step(x, outputs=[{"text": "", "raw": json.dumps(MCP_BLOCKS)}])
+        _token_count(r, 1000, 1000)
+        r.step(r.shell("sed -n '1,80p' lib/b.py"), outputs=["def g(): pass"])
+        _token_count(r, 1600, 2600)
+        r.finish("The handler is in lib/b.py.")
+        path = r.write(tmp_path / "rollout-2026-03-01T10-00-00-0199.jsonl")
+    else:
+        s = GeminiSession("session")
+        s.user("where is the handler?")
+        s.step(s.explore(), results=[{"content": MCP_BLOCKS}])
+        s.step(s.call("read_file", absolute_path="/t/lib/b.py"))
+        s.finish("The handler is in lib/b.py.")
+        path = s.write(tmp_path / f"session-2026-03-01T10-00-5c1d{s.suffix()}")
+    verdict, collector = judge(agent, [path])
+    [call] = verdict.calls
+    assert (call.bucket, call.next) == ("read_returned", ("Bash " if agent == "codex" else "") + "Read b.py")
+    whole = metric_text(MCP_BLOCKS)
+    assert "```**`lib/b.py`**" in whole and '"type":"resource"' in whole
+    m = measure(verdict, collector)
+    alloc = m["allocation"]
+    section = len(whole) - len("## Flow\n")  # one section, from the first marker to the end
+    assert [(f["path"], f["chars"], f["via"]) for f in alloc["files"]] == [("lib/a.py", section, None)]
+    assert (alloc["envelope"], alloc["used"]) == (section, 0)
+    assert m["occupancy"] is not None, m["occupancy_reason"]
+    assert m["occupancy"]["chars"]["tool"] == len(whole)
 
 
 # --- per arm and arm against arm -----------------------------------------------------------

@@ -420,6 +420,22 @@ def test_an_explore_that_ends_one_appended_run_is_not_judged_by_the_next_run(tmp
     assert [(c.bucket, c.next) for c in verdict.calls] == [("sufficient", "(final answer)")]
 
 
+def test_the_files_one_appended_run_was_returned_are_not_earlier_for_the_next(tmp_path):
+    first = Run("run-one")
+    first.step(first.explore("run one"), response(["lib/a.js"]))
+    first.finish()
+    second = Run("run-two")  # another session: it never saw run one's response
+    second.step(second.explore("run two"), response(["lib/b.js"]))
+    second.step(second.use("Read", file_path="lib/a.js"))
+    second.finish()
+    (tmp_path / "run-loop.jsonl").write_text("\n".join(first.lines() + second.lines()) + "\n")
+    verdict, _ = judge_dir(tmp_path)
+    assert [(c.query, c.bucket, c.next) for c in verdict.calls] == [
+        ("run one", "sufficient", "(final answer)"),
+        ("run two", "read_missed", "Read a.js"),
+    ]
+
+
 def test_a_second_init_of_the_same_session_does_not_end_the_run(tmp_path):
     run = Run("same")
     run.step(run.explore("q"), response(["lib/a.js"]))

@@ -143,6 +143,22 @@ def test_reading_a_persisted_response_is_reading_our_own_output(run, verdict_of,
     assert (call.bucket, call.next, call.truncated, call.files) == ("read_returned", "Read a.js", True, 1)
 
 
+@pytest.mark.parametrize(
+    "saved",
+    [
+        "/Users/John Smith/.claude/projects/-r/abc/tool-results/toolu_01Big.txt",
+        "C:\\Users\\John Smith\\.claude\\projects\\-r\\abc\\tool-results\\toolu_01Big.txt",
+    ],
+)
+def test_a_saved_response_path_with_a_space_is_read_to_the_end_of_its_line(run, verdict_of, saved):
+    stub = PERSISTED.replace("/root/.claude/projects/-r/abc/tool-results/mcp-codegraph-1.txt", saved)
+    run.step(run.explore(), stub)
+    run.step(run.use("Read", file_path=saved))
+    run.step(run.use("Read", file_path="lib/a.js"))
+    call = only(verdict_of(run))
+    assert (call.bucket, call.next, call.truncated) == ("read_returned", "Read a.js", True)
+
+
 def test_a_replayed_tool_use_is_the_same_action(run, verdict_of):
     explore = run.explore()
     run.message(explore, msg_id="msg_A")

@@ -37,7 +37,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ..events import RACE_MARKER, Collector, compact_json, texts_of
+from ..events import RACE_MARKER, Collector, compact_json, metric_len, result_text, texts_of
+from ..sources import turns_of
 from .base import TranscriptError, events, unlinked_child, unlinked_delegation
 
 #: ``type`` of a current-shape line.
@@ -127,7 +128,16 @@ def _arguments(raw: Any) -> Any:
 
 
 def output_of(raw: Any) -> tuple[str, bool]:
-    """(text, is_error) of a ``function_call_output``/``custom_tool_call_output`` payload.
+    """(text, is_error) of a ``function_call_output``/``custom_tool_call_output`` payload:
+    `output_content` with a content list's texts joined, as a tool_result's blocks are."""
+    content, error = output_content(raw)
+    return result_text(content), error
+
+
+def output_content(raw: Any) -> tuple[str | list[Any], bool]:
+    """(content, is_error) of a ``function_call_output``/``custom_tool_call_output``
+    payload: its text, or the MCP content list it holds, for the verdicts to join its
+    texts and the metrics to count its blocks (metrics.md, "Text of a result").
 
     ``output`` is plain text, or JSON (an object, a list, or a string holding
     either) in one of the shapes the CLI has written over its versions:
@@ -135,7 +145,7 @@ def output_of(raw: Any) -> tuple[str, bool]:
     code is an error); an MCP result ``{"content": [...], "isError"}``, also
     wrapped as ``{"Ok": ...}`` / ``{"Err": "..."}``; or a bare content list
     ``[{"type": "text", "text": ...}]`` (MCP tools; real rollouts also drop
-    the ``"type"``), whose texts are joined as a tool_result's blocks are.
+    the ``"type"``).
     ``success: false`` on the payload, and a text starting ``err: `` (Codex's
     words for an MCP call that failed before the server answered) are errors
     too.
@@ -147,15 +157,31 @@ def output_of(raw: Any) -> tuple[str, bool]:
     if isinstance(out, dict):
         return _decoded_output(out, error)
     if isinstance(out, list):
-        return _joined(out), error
+        return out, error
     if not isinstance(out, str):
         return "", error
     decoded = _json_output(out)
     if isinstance(decoded, dict):
         return _decoded_output(decoded, error)
     if isinstance(decoded, list):
-        return _joined(decoded), error
-    return out, error or out.startswith("err: ")
+        return decoded, error
+    return out, error or out.startswith("err: ") or _failed_exit(out)
+
+
+# The header the CLI writes above a command's output in plain text: ``Exit code: N``
+# (``shell_command``, 0.63+), ``Process exited with code N`` (``exec_command``, 0.98+).
+_EXIT_LINE = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)$", re.MULTILINE)
+_HEADER = 400  # the header's few lines; the command's own output below it is not read
+
+
+def _failed_exit(text: str) -> bool:
+    """A plain-text shell output whose header gives a non-zero exit code (a failed CLI
+    run is no contamination, as the JSON shape's ``metadata.exit_code`` says already)."""
+    end = text.find("Output:", 0, _HEADER)
+    if end == -1:
+        return False
+    m = _EXIT_LINE.search(text, 0, end)
+    return m is not None and int(m.group(1)) != 0
 
 
 _JSON_KEYS = ('"output"', '"content"', '"text"', '"type"', '"Ok"', '"Err"')
@@ -186,13 +212,13 @@ def _is_content_list(items: list[Any]) -> bool:
     )
 
 
-def _decoded_output(data: dict[str, Any], error: bool) -> tuple[str, bool]:
+def _decoded_output(data: dict[str, Any], error: bool) -> tuple[str | list[Any], bool]:
     if "Ok" in data and "output" not in data and "content" not in data:
         ok = data["Ok"]  # an MCP call's Result, as the CLI serializes it
         if isinstance(ok, dict):
             return _decoded_output(ok, error)
         if isinstance(ok, list):
-            return _joined(ok), error
+            return ok, error
         return (ok if isinstance(ok, str) else ""), error
     if "Err" in data and "output" not in data and "content" not in data:
         err = data["Err"]
@@ -207,15 +233,11 @@ def _decoded_output(data: dict[str, Any], error: bool) -> tuple[str, bool]:
         if isinstance(value, str):
             return value, error
         if isinstance(value, list):
-            return _joined(value), error
+            return value, error
     try:
         return json.dumps(data, ensure_ascii=False), error
     except (TypeError, ValueError, RecursionError):
         return "", error
-
-
-def _joined(items: list[Any]) -> str:
-    return "\n".join(str(b["text"]) for b in items if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
 def timestamp_ms(value: Any) -> float | None:
@@ -417,12 +439,12 @@ class _Rollout:
         call_id = payload.get("call_id")
         if not isinstance(call_id, str):
             return
-        text, error = output_of(payload)
+        content, error = output_content(payload)
         if self.main:
-            self.c.timeline.result(call_id, len(text))
+            self.c.timeline.result(call_id, metric_len(content))
         if call_id in self.c.delegations and call_id not in self.outputs:
-            self.outputs[call_id] = text
-        self.c.tool_result({"tool_use_id": call_id, "content": text, "is_error": error})
+            self.outputs[call_id] = result_text(content)
+        self.c.tool_result({"tool_use_id": call_id, "content": content, "is_error": error})
 
     def item(self, item: dict[str, Any]) -> None:
         kind = item.get("type")
@@ -657,11 +679,14 @@ def _link(state: _Rollout, main: _File, children: list[_File]) -> None:
 
 
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
-    """Feed a Codex rollout, and its subagents' rollouts (``files[1:]``), to ``collector``."""
+    """Feed a Codex rollout, its later turns (``run-x.t2.jsonl``, ...: the main thread goes
+    on) and its subagents' rollouts (the rest of ``files``), to ``collector``."""
     state = _Rollout(collector)
     main = state.read_file(files[0], "main", decode_all)
+    turns = 1 + turns_of(files)
+    segments = [main, *(state.read_file(path, "main", decode_all) for path in files[1:turns])]
     children = []
-    for n, path in enumerate(files[1:], 1):
+    for n, path in enumerate(files[turns:], 1):
         try:
             child = state.read_file(path, f"#child-{n}", decode_all)
         except TranscriptError as exc:  # a broken child: the parent is still judged
@@ -683,7 +708,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     if state.first_ms is not None and state.last_ms is not None:
         duration = round(state.last_ms - state.first_ms)
     # Each rollout counts its own tokens (a parent's total does not include its children's).
-    totals = [f.tokens for f in (main, *children) if f.tokens is not None]
+    totals = [f.tokens for f in (*segments, *children) if f.tokens is not None]
     collector.runs.append(
         {
             "subtype": None,

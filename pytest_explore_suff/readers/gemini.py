@@ -30,13 +30,14 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
-from ..events import Collector, compact_json, texts_of
+from ..events import Collector, compact_json, metric_text, result_text, texts_of
 from ..jsonl import Undecodable, decode
-from ..sources import ArchiveError, logical_name
+from ..sources import ArchiveError, logical_name, turns_of
 from .base import (
     NotATranscript,
     TranscriptError,
@@ -118,8 +119,16 @@ def notion(name: str, args: Any, spec_names: tuple[str, str]) -> tuple[str, dict
     return NOTIONS.get(name, name), data
 
 
-def response_of(call: dict[str, Any]) -> tuple[str, bool] | None:
-    """(text, is_error) of a session tool call; None when it never got a result.
+class Response(NamedTuple):
+    """A session tool call's result: its text for the verdicts, and for the metrics."""
+
+    text: str
+    error: bool
+    metric: str  # an MCP content list counted as metrics.md's "Text of a result" says
+
+
+def response_of(call: dict[str, Any]) -> Response | None:
+    """A session tool call's result; None when it never got a result.
 
     The text is each ``functionResponse``'s ``response.output`` (or its
     ``error``, or its ``content`` blocks' text; else the response as JSON),
@@ -130,43 +139,64 @@ def response_of(call: dict[str, Any]) -> tuple[str, bool] | None:
     result = call.get("result")
     error = status in ("error", "cancelled")
     if result is None or result == []:
-        return ("", True) if error else None
+        return Response("", True, "") if error else None
     texts: list[str] = []
+    metrics: list[str] = []
     parts = result if isinstance(result, list) else [result]
     for part in parts:
         if isinstance(part, str):
             texts.append(part)
+            metrics.append(part)
             continue
         if not isinstance(part, dict):
             continue
         fr = part.get("functionResponse")
         if isinstance(fr, dict):
-            text, err = _function_response(fr)
-            texts.append(text)
-            error = error or err
+            got = _function_response(fr)
+            texts.append(got.text)
+            metrics.append(got.metric)
+            error = error or got.error
         elif isinstance(part.get("text"), str):
             texts.append(part["text"])
-    return "\n".join(t for t in texts if t), error
+            metrics.append(part["text"])
+    return Response("\n".join(t for t in texts if t), error, "\n".join(t for t in metrics if t))
 
 
-def _function_response(fr: dict[str, Any]) -> tuple[str, bool]:
+# What ``run_shell_command`` answers: ``Command:``, ``Directory:``, ``Output:`` (the
+# command's own, any number of lines), then ``Error:``, ``Exit Code:``, ``Signal:``, ...
+_SHELL_EXIT = re.compile(r"\nExit Code: (-?\d+)(?:\n|$)")
+
+
+def _failed_shell(output: str) -> bool:
+    """A shell command's result whose exit code is not 0 (a failed CLI run is no
+    contamination). The last ``Exit Code:`` line is the tool's: the output comes before it."""
+    if not output.startswith("Command: "):
+        return False
+    codes = _SHELL_EXIT.findall(output, max(0, output.rfind("\nError: ")))
+    return bool(codes) and int(codes[-1]) != 0
+
+
+def _function_response(fr: dict[str, Any]) -> Response:
     response = fr.get("response")
     if not isinstance(response, dict):
-        return (response, False) if isinstance(response, str) else ("", False)
+        text = response if isinstance(response, str) else ""
+        return Response(text, False, text)
     if "error" in response and response.get("error") not in (None, ""):
         err = response["error"]
-        return (err if isinstance(err, str) else json.dumps(err, ensure_ascii=False)), True
+        text = err if isinstance(err, str) else json.dumps(err, ensure_ascii=False)
+        return Response(text, True, text)
     output = response.get("output")
     if isinstance(output, str):
-        return output, False
+        return Response(output, _failed_shell(output), output)
     content = response.get("content")
     if isinstance(content, list):
-        text = "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-        return text, response.get("isError") is True
+        # The verdicts join the blocks' texts, as a tool_result's; the metrics count them.
+        return Response(result_text(content), response.get("isError") is True, metric_text(content))
     try:
-        return json.dumps(response, ensure_ascii=False), False
+        text = json.dumps(response, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
-        return "", False
+        text = ""
+    return Response(text, False, text)
 
 
 @dataclass
@@ -259,8 +289,8 @@ class _Session:
         self.c.tool_use(self.thread, msg, {"id": tid, "name": kind, "input": data})
         return tid
 
-    def result(self, tid: str, text: str, error: bool) -> None:
-        self.c.tool_result({"tool_use_id": tid, "content": text, "is_error": error})
+    def result(self, tid: str, text: str, error: bool, metric: str) -> None:
+        self.c.tool_result({"tool_use_id": tid, "content": text, "is_error": error}, metric=metric)
 
     def messages(self, messages: Any) -> None:
         if not isinstance(messages, list):
@@ -299,7 +329,7 @@ class _Session:
                 got = response_of(call)
                 if tid is not None and got is not None:
                     self.result(tid, *got)
-                if tid is not None and fresh and is_delegation(call, got[0] if got else None):
+                if tid is not None and fresh and is_delegation(call, got.text if got else None):
                     # The call's own timestamp may be when it was issued: the span ends
                     # with the later of it and the next message (the call had finished by
                     # then), or, for the last message, the session's last update.
@@ -340,7 +370,7 @@ class _Session:
         for call in answered:  # the results come back after the message: the next request's
             got = response_of(call)
             if got is not None and isinstance(call.get("id"), str):
-                timeline.result(call["id"], len(got[0]))
+                timeline.result(call["id"], len(got.metric))
 
     def checkpoint(self, contents: list[Any]) -> None:
         """A bare list of ``{role, parts}``: calls in model contents, responses in the next user content."""
@@ -540,8 +570,9 @@ def _within(child: _Child, d: _Delegation) -> bool:
 
 
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
-    """Feed one Gemini CLI session (a document, a checkpoint, or the JSONL form), and its
-    subagents' sessions (``files[1:]``), to ``collector``."""
+    """Feed one Gemini CLI session (a document, a checkpoint, or the JSONL form), its later
+    turns (``run-x.t2.jsonl``, ...: the main session goes on) and its subagents' sessions
+    (the rest of ``files``), to ``collector``."""
     del decode_all  # every record is decoded: there is nothing to skip
     state = _Session(collector)
     path = files[0]
@@ -554,8 +585,13 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             "a Gemini subagent session (kind: subagent) with no parent session linked in the "
             "campaign: judged as its own transcript"
         )
+    turns = 1 + turns_of(files)
+    for turn_path in files[1:turns]:  # later turns of the run: the main session goes on
+        turn_meta = _load(turn_path, collector, state)
+        if turn_meta is not None:
+            end = timestamp_ms(turn_meta.get("lastUpdated")) or end
     children: list[_Child] = []
-    for n, child_path in enumerate(files[1:], 1):
+    for n, child_path in enumerate(files[turns:], 1):
         state.thread = f"#child-{n}"
         state.prefix = f"{n}-"
         try:
