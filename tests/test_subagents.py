@@ -389,6 +389,24 @@ def test_a_gemini_call_stamped_when_issued_still_spans_its_child(tmp_path):
     assert not collector.warnings
 
 
+def test_a_gemini_delegating_turn_with_no_text_is_stamped_when_its_calls_completed(tmp_path):
+    # gemini-cli records a turn with neither text nor thoughts only once its calls complete:
+    # the message (and its call) are stamped after the child started. The message before it
+    # bounds when the call was issued.
+    call = GeminiSession.call("codebase_investigator", objective="find f")
+    parent, _ = gemini_parent(call)
+    child = gemini_child("find f", GeminiSession.call("grep_search", pattern="def f"))
+    parent.finish()
+    turn = parent.messages[-2]
+    assert turn["toolCalls"][0]["id"] == call["id"] and not turn["content"] and not turn["thoughts"]
+    turn["timestamp"] = turn["toolCalls"][0]["timestamp"] = child.header["lastUpdated"]
+    write_gemini(tmp_path, parent, child)
+    [t] = _campaign(tmp_path).values()
+    verdict, collector = _judged(t)
+    assert _calls(verdict) == [("main", "search", "codebase_investigator → Grep")]
+    assert not collector.warnings
+
+
 def test_explore_calls_inside_a_gemini_child_are_judged_in_its_thread(tmp_path):
     call = GeminiSession.call("invoke_agent", agent_name="investigator", prompt="find f")
     call["agentId"] = "c1d2"
