@@ -430,7 +430,7 @@ def _agent_children(
     sessions with no parent.
     """
     by_id: dict[tuple[str, str], str] = {}  # (agent, session id) -> the first file that has it
-    gemini_by_id: dict[tuple[str, str], str] = {}  # (folder, session id) -> file
+    gemini_by_id: dict[tuple[str, str], str] = {}  # (folder, session id) -> file (JSONL form first)
     parent_of: dict[str, str] = {}
     wanted: dict[str, tuple[str, str]] = {}  # child -> (where its parent is looked up, parent id)
     for rel in sorted(mains, key=order.__getitem__):
@@ -443,7 +443,13 @@ def _agent_children(
                 wanted[rel] = ("codex", parent)
         elif kind == "gemini" and event is not None and isinstance(event.get("sessionId"), str):
             parts = rel.split("/")
-            gemini_by_id.setdefault(("/".join(parts[:-1]), event["sessionId"]), rel)
+            slot = ("/".join(parts[:-1]), event["sessionId"])
+            # A session resumed from the older .json form goes on in a .jsonl of the same
+            # id beside it (the .json is left behind): the children of its new turns are
+            # the .jsonl's, and it holds the old ones' calls too.
+            held = gemini_by_id.get(slot)
+            if held is None or (_jsonl(rel) and not _jsonl(held)):
+                gemini_by_id[slot] = rel
             if len(parts) >= 2 and not parts[-2].startswith(SKILL_EXTRACTION):
                 wanted[rel] = ("gemini", "/".join(parts[:-2]) + "\0" + parts[-2])
     for rel, (agent, key) in wanted.items():
@@ -469,6 +475,10 @@ def _agent_children(
         if root != rel:
             roots[rel] = root
     return roots
+
+
+def _jsonl(rel: str) -> bool:
+    return logical_name(rel).endswith(".jsonl")
 
 
 def to_wire(campaign: Campaign) -> dict[str, Any]:

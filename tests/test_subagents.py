@@ -9,6 +9,7 @@ couple through pytester with and without ``-n 2``.
 
 from __future__ import annotations
 
+import copy
 import json
 import zipfile
 from pathlib import Path
@@ -386,6 +387,52 @@ def test_a_gemini_call_stamped_when_issued_still_spans_its_child(tmp_path):
     [t] = _campaign(tmp_path).values()
     verdict, collector = _judged(t)
     assert _calls(verdict) == [("main", "read_returned", "codebase_investigator → Read a.py")]
+    assert not collector.warnings
+
+
+def test_a_gemini_delegating_turn_with_no_text_is_stamped_when_its_calls_completed(tmp_path):
+    # gemini-cli records a turn with neither text nor thoughts only once its calls complete:
+    # the message (and its call) are stamped after the child started. The message before it
+    # bounds when the call was issued.
+    call = GeminiSession.call("codebase_investigator", objective="find f")
+    parent, _ = gemini_parent(call)
+    child = gemini_child("find f", GeminiSession.call("grep_search", pattern="def f"))
+    parent.finish()
+    turn = parent.messages[-2]
+    assert turn["toolCalls"][0]["id"] == call["id"] and not turn["content"] and not turn["thoughts"]
+    turn["timestamp"] = turn["toolCalls"][0]["timestamp"] = child.header["lastUpdated"]
+    write_gemini(tmp_path, parent, child)
+    [t] = _campaign(tmp_path).values()
+    verdict, collector = _judged(t)
+    assert _calls(verdict) == [("main", "search", "codebase_investigator → Grep")]
+    assert not collector.warnings
+
+
+def test_a_gemini_session_resumed_from_json_into_jsonl_links_its_children_to_the_jsonl(tmp_path):
+    # gemini-cli resumes a .json session by writing the .jsonl form beside it (old messages,
+    # then the new turns) and leaves the .json: the new turns' children are the .jsonl's.
+    old = GeminiSession("session", sessionId=PSID, startTime="2026-03-01T09:00:00.000Z")
+    old.user("where is f?")
+    old.step(old.explore("where is f"), results=[explore_text(["lib/a.py"])])
+    old.finish()
+    resumed = GeminiSession("jsonl", sessionId=PSID, startTime="2026-03-01T09:00:00.000Z")
+    resumed.records = copy.deepcopy(old.records)
+    resumed.messages = copy.deepcopy(old.messages)
+    resumed.user("and who calls it?")
+    call = GeminiSession.call("codebase_investigator", objective="find the callers of f")
+    resumed.step(resumed.explore("callers of f"), results=[explore_text(["lib/b.py"])])
+    resumed.step(call, results=["Subagent 'codebase_investigator' finished.\nResult:\nok"])
+    child = gemini_child("find the callers of f", GeminiSession.call("grep_search", pattern="f("))
+    resumed.finish()
+    chats = tmp_path / ".gemini" / "tmp" / "ab12" / "chats"
+    old.write(chats / "session-2026-03-01T09-00-7c3e0a52.json")
+    resumed.write(chats / "session-2026-03-01T09-00-7c3e0a52.jsonl")
+    child.write(chats / PSID / f"{child.header['sessionId']}{child.suffix()}")
+    by_name = {Path(t.path).name: t for t in _campaign(tmp_path).values()}
+    jsonl = by_name["session-2026-03-01T09-00-7c3e0a52.jsonl"]
+    assert len(jsonl.files) == 2 and len(by_name["session-2026-03-01T09-00-7c3e0a52.json"].files) == 1
+    verdict, collector = _judged(jsonl)
+    assert _calls(verdict)[-1] == ("main", "search", "codebase_investigator → Grep")
     assert not collector.warnings
 
 

@@ -261,6 +261,10 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+def _stamp_of(message: Any) -> float | None:
+    return timestamp_ms(message.get("timestamp")) if isinstance(message, dict) else None
+
+
 def _next_stamp(messages: list[Any], i: int) -> float | None:
     """The timestamp of the message after ``messages[i]`` (a delegation's end, when its
     call's own timestamp says nothing later)."""
@@ -315,6 +319,10 @@ class _Session:
                 else f"#gemini-{self.prefix}message-{i}"
             )
             start = timestamp_ms(m.get("timestamp"))
+            if not said.strip() and not m.get("thoughts") and i:
+                # gemini-cli records a turn with neither text nor thoughts only when its calls
+                # complete, stamped then: its calls were issued after the message before it.
+                start = _stamp_of(messages[i - 1]) or start
             calls = m.get("toolCalls")
             if not isinstance(calls, list):
                 continue
