@@ -25,6 +25,7 @@ from .readers.codex import looks_like_rollout, session_identity
 from .readers.gemini import SKILL_EXTRACTION, looks_like_session
 from .sources import (
     MEMBER_ERRORS,
+    SKIP_DIRS,
     TURN,
     ArchiveError,
     Opener,
@@ -39,8 +40,6 @@ from .sources import (
 # run-<label>[-<i>][.t<k>].jsonl: the arm is the label.
 RUN_NAME = re.compile(r"^run-(?P<arm>.+?)(?:-(?P<index>\d+))?(?:\.t(?P<turn>\d+))?\.jsonl$")
 RUN_DIR = re.compile(r"^run[-_]?(\d+)$")
-#: Directories that hold no transcripts, only bulk: never walked.
-SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".hg", ".svn"})
 _SNIFF_LINES = 8
 UNREADABLE = "unreadable"
 _SNIFF_LINE_BYTES = 1 << 20

@@ -240,12 +240,17 @@ def compare_baseline(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> di
     out: dict[str, Any] = {}
     for arm in sorted(arms):
         ro, rn = _answering(old, arm), _answering(new, arm)
-        buckets = {}
+        n_old, n_new = sum(r["answered"] for r in ro), sum(r["answered"] for r in rn)
+        buckets: dict[str, dict[str, float | None]] = {}
         for key in KEYS:
-            d = stats.difference(stats.share(clusters(rn, key)), stats.share(clusters(ro, key)))
-            buckets[key] = {"old": d.b, "new": d.a, "diff": d.diff, "lo": d.lo, "hi": d.hi}
-        out[arm] = {"n_old": sum(r["answered"] for r in ro), "n_new": sum(r["answered"] for r in rn),
-                    "buckets": buckets, **_metric_changes(old, new, arm)}  # fmt: skip
+            s_new, s_old = stats.share(clusters(rn, key)), stats.share(clusters(ro, key))
+            if n_old and n_new:
+                d = stats.difference(s_new, s_old)
+                buckets[key] = {"old": d.b, "new": d.a, "diff": d.diff, "lo": d.lo, "hi": d.hi}
+            else:  # an arm added or renamed: the side with no answered call has no share
+                buckets[key] = {"old": s_old.p if n_old else None, "new": s_new.p if n_new else None,
+                                "diff": None, "lo": None, "hi": None}  # fmt: skip
+        out[arm] = {"n_old": n_old, "n_new": n_new, "buckets": buckets, **_metric_changes(old, new, arm)}
     return out
 
 

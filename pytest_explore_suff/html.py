@@ -565,13 +565,21 @@ def _baseline(base: Any) -> dict[str, Any] | None:
     for name, cmp in (base.get("arms") or {}).items():
         if not isinstance(cmp, Mapping) or not (cmp.get("n_old") or cmp.get("n_new")):
             continue
+        # An arm with no answered call on one side (added, renamed) has no share there:
+        # no change to chart, as the terminal says.
+        empty = (
+            None
+            if cmp.get("n_old") and cmp.get("n_new")
+            else ("in the baseline" if not cmp.get("n_old") else "now")
+        )
         arms.append(
             {
                 "name": _shown(name),
                 "n_old": cmp.get("n_old"),
                 "n_new": cmp.get("n_new"),
                 "metrics": _baseline_metrics(cmp),
-                **_diff_rows(cmp.get("buckets") or {}, "old", "new"),
+                "empty": empty,
+                **({} if empty else _diff_rows(cmp.get("buckets") or {}, "old", "new")),
             }
         )
     return {"report": _shown(base.get("report")), "arms": arms}

@@ -132,9 +132,10 @@ class Reporter:
     def _coverage(self, session: pytest.Session, exitstatus: int) -> Coverage:
         transcripts = self.config.stash[campaign_key].transcripts
         deselected = set(self.config.stash.get(deselected_key, ()))  # here, or on the xdist workers
+        # In path order: an archive's transcripts come in its own order, a folder's sorted.
         not_run = [
             {"path": t.path, "why": "deselected" if t.path in deselected else "not run"}
-            for t in transcripts
+            for t in sorted(transcripts, key=lambda t: t.path)
             if t.path not in self.records
         ]
         stopped = session.shouldfail or session.shouldstop

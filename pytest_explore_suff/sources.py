@@ -45,6 +45,10 @@ def logical_name(name: str) -> str:
     return name[:-3] if name.endswith(".jsonl.gz") else name
 
 
+#: Directories that hold no transcripts, only bulk (``__MACOSX``: the resource forks a
+#: macOS Finder zip adds beside its folder): never walked, and their archive members skipped.
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".hg", ".svn", "__MACOSX"})
+
 #: A later turn of a multi-turn run, ``<base>.t<k>.jsonl`` (its first turn is ``<base>.jsonl``).
 TURN = re.compile(r"^(?P<base>.+)\.t(?P<turn>\d+)\.jsonl$")
 
@@ -343,6 +347,8 @@ class ArchiveSource:
                 continue
             if not (is_transcript_name(clean) or clean.endswith(".meta.json")):
                 continue
+            if not SKIP_DIRS.isdisjoint(clean.split("/")[:-1]):
+                continue  # as a folder's walk never enters them
             if not regular:
                 self.ignored.append({"path": clean, "reason": "not a regular file"})
                 continue

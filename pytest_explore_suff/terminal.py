@@ -147,6 +147,12 @@ def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
     for arm, cmp in arms.items():
         if not (cmp["n_old"] or cmp["n_new"]):
             continue
+        out.append(f"arm {clean(arm)} (answered calls: {cmp['n_old']} in the baseline, {cmp['n_new']} now)")
+        if not (cmp["n_old"] and cmp["n_new"]):
+            side = "in the baseline" if not cmp["n_old"] else "now"
+            out.append(f"  no answered explore calls {side}: no share to compare")
+            out.extend(_metric_changes(cmp))
+            continue
         variants = []
         for short in (False, True):
             rows = []
@@ -156,7 +162,6 @@ def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
                 rows.append([_label(b, short), f"{d['old']:.0%}", f"{d['new']:.0%}", change])
             headers = ["", "baseline", "now", "change, points [95%]"]
             variants.append(str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)))
-        out.append(f"arm {clean(arm)} (answered calls: {cmp['n_old']} in the baseline, {cmp['n_new']} now)")
         out.append(_fit(variants, width))
         out.extend(_metric_changes(cmp))
     return "\n".join(out)

@@ -79,6 +79,36 @@ def test_an_archived_campaign_reports_exactly_what_the_extracted_one_does(pytest
     assert unplaced(report(pytester, "archive.json")) == unplaced(report(pytester, "dir.json"))
 
 
+@pytest.mark.parametrize("kind", ["zip", "tar.gz"])
+def test_an_archive_skips_the_folders_a_walk_never_enters_and_a_finder_zips_resource_forks(
+    pytester, campaign, kind
+):
+    for bulk in ("node_modules/pkg/test", ".git/objects", ".venv/lib"):  # a copy of the target repo
+        sufficient_run("a fixture").write(campaign / "express" / "repo" / bulk / "run-fixture.jsonl")
+    pytester.runpytest(f"--explore-suff={campaign}", "--explore-suff-json=dir.json").assert_outcomes(passed=9)
+    archive = pack(campaign, kind)
+    if kind == "zip":  # what the macOS Finder adds: a second top folder of AppleDouble files
+        with zipfile.ZipFile(archive, "a") as z:
+            for f in sorted(campaign.rglob("*.jsonl")):
+                rel = f.relative_to(campaign.parent)
+                z.writestr(f"__MACOSX/{rel.parent.as_posix()}/._{f.name}", b"\x00\x05\x16\x07 Mac OS X")
+    result = pytester.runpytest(f"--explore-suff={archive}", "--explore-suff-json=archive.json")
+    result.assert_outcomes(passed=9)
+    assert unplaced(report(pytester, "archive.json")) == unplaced(report(pytester, "dir.json"))
+
+
+def test_a_partial_run_lists_what_did_not_run_in_path_order_from_an_archive_too(pytester, campaign):
+    args = ("-k", "interactive or run1", "-p", "no:randomly")
+    pytester.runpytest(f"--explore-suff={campaign}", "--explore-suff-json=dir.json", *args)
+    for kind in ("zip", "tar"):
+        pytester.runpytest(
+            f"--explore-suff={pack(campaign, kind)}", f"--explore-suff-json={kind}.json", *args
+        )
+        not_run = report(pytester, f"{kind}.json")["coverage"]["not_run"]
+        assert not_run == report(pytester, "dir.json")["coverage"]["not_run"]
+        assert [n["path"] for n in not_run] == sorted(n["path"] for n in not_run) and not_run
+
+
 def test_an_archive_under_xdist_gives_the_same_report(pytester, campaign):
     archive = pack(campaign, "tar.gz")
     pytester.runpytest(f"--explore-suff={archive}", "--explore-suff-json=plain.json")

@@ -133,6 +133,44 @@ def test_a_baseline_comparison_shows_old_and_new_shares(pytester):
     assert (s["old"], s["new"], s["diff"]) == (1.0, 0.5, -0.5)
 
 
+def test_an_arm_with_no_answered_call_on_one_side_has_no_share_and_no_change_there(pytester):
+    old = save_baseline(pytester, new_vs_baseline(pytester.path / "old", [True] * 4, [True] * 4))
+    root = pytester.path / "now"  # the arm "new" renamed "next": no calls of "new" now, none of "next" before
+    for i in range(1, 5):
+        sufficient_run().write(root / "express" / f"run-next-{i}.jsonl")
+        sufficient_run().write(root / "express" / f"run-baseline-{i}.jsonl")
+    result = pytester.runpytest(
+        f"--explore-suff={root}", f"--explore-suff-baseline={old}", "--explore-suff-html=page.html"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "arm new (answered calls: 4 in the baseline, 0 now)",
+            "  no answered explore calls now: no share to compare",
+            "arm next (answered calls: 0 in the baseline, 4 now)",
+            "  no answered explore calls in the baseline: no share to compare",
+        ]
+    )
+    arms = report(pytester)["baseline"]["arms"]
+    assert arms["new"]["buckets"]["sufficient"] == {
+        "old": 1.0,
+        "new": None,
+        "diff": None,
+        "lo": None,
+        "hi": None,
+    }
+    assert arms["next"]["buckets"]["sufficient"] == {
+        "old": None,
+        "new": 1.0,
+        "diff": None,
+        "lo": None,
+        "hi": None,
+    }
+    assert arms["baseline"]["buckets"]["sufficient"]["diff"] == 0.0  # both sides: compared as before
+    page = (pytester.path / "page.html").read_text()
+    assert page.count('class="empty-note baseline-empty"') == 2
+    assert page.count('data-kind="baseline"') == 1  # only the arm with calls on both sides is charted
+
+
 def test_a_sufficient_share_that_dropped_too_far_fails_the_run(pytester):
     old = save_baseline(pytester, new_vs_baseline(pytester.path / "old", [True] * 8, [True] * 8))
     root = new_vs_baseline(pytester.path / "now", [True] * 7 + [False], [True] * 8)
