@@ -383,7 +383,9 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         agent = AGENTS.get(kind, "claude")
         shown_path = actual[rel]
         found: dict[str, str | None] = {}
-        if pattern is not None and (m := pattern.search(shown_path)):
+        # A compressed file's path is searched without its .gz first (``\.jsonl$`` still
+        # names it), then as it is.
+        if pattern is not None and (m := pattern.search(rel) or pattern.search(shown_path)):
             found = m.groupdict()
             agent = found.get("agent") or agent
         if kind in ("codex", "gemini") and not RUN_NAME.match(name):

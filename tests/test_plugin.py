@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+
 import pytest
 from builders import Run, ab_campaign, response, sufficient_run
 from helpers import report
@@ -132,6 +134,22 @@ def test_a_pattern_overrides_arm_and_group(pytester, campaign):
     )
     arms = report(pytester)["arms"]
     assert sorted(arms) == ["with", "without"]
+
+
+@pytest.mark.parametrize("end", [r"\.jsonl$", r"\.jsonl\.gz$"])
+def test_a_pattern_names_a_compressed_transcript_as_it_does_the_plain_one(pytester, end):
+    root = pytester.path / "c"
+    sufficient_run().write(root / "g" / "ab-new-1.jsonl")
+    plain = root / "g" / "ab-old-1.jsonl"
+    sufficient_run().write(plain)
+    (plain.parent / (plain.name + ".gz")).write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    pytester.runpytest(f"--explore-suff={root}", rf"--explore-suff-pattern=ab-(?P<arm>\w+)-(?P<run>\d+){end}")
+    arms = {r["path"]: r["arm"] for r in report(pytester)["transcripts"]}
+    if end == r"\.jsonl$":
+        assert arms == {"g/ab-new-1.jsonl": "new", "g/ab-old-1.jsonl.gz": "old"}
+    else:  # a pattern that names the .gz still matches it, and only it
+        assert arms["g/ab-old-1.jsonl.gz"] == "old" and arms["g/ab-new-1.jsonl"] != "new"
 
 
 def test_the_arm_is_a_keyword_for_k(pytester, campaign):
