@@ -41,8 +41,9 @@ MEMBER_ERRORS = (EOFError, zlib.error, zipfile.BadZipFile, tarfile.TarError)
 
 
 def logical_name(name: str) -> str:
-    """``run-x.jsonl.gz`` -> ``run-x.jsonl``: names are matched without the compression suffix."""
-    return name[:-3] if name.endswith(".jsonl.gz") else name
+    """``run-x.jsonl.gz`` -> ``run-x.jsonl`` (a Gemini ``session-*.json.gz`` too): names are
+    matched without the compression suffix."""
+    return name[:-3] if name.endswith((".jsonl.gz", ".json.gz")) else name
 
 
 #: Directories that hold no transcripts, only bulk (``__MACOSX``: the resource forks a
@@ -72,9 +73,8 @@ def is_transcript_name(name: str) -> bool:
     """A file that may hold a transcript: JSONL (Claude Code, Codex CLI, Gemini CLI's newer
     form), or a JSON document (Gemini CLI sessions; other ``.json`` files are sniffed and
     listed as ignored). A Claude subagent's ``.meta.json`` sidecar is read with its subagent."""
-    if name.endswith((".jsonl", ".jsonl.gz")):
-        return True
-    return name.endswith(".json") and not name.endswith(".meta.json")
+    name = logical_name(name)
+    return name.endswith(".jsonl") or (name.endswith(".json") and not name.endswith(".meta.json"))
 
 
 def is_archive(path: str) -> bool:

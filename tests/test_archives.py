@@ -6,9 +6,11 @@ import gzip
 import io
 import json
 import random
+import shutil
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from builders import (
@@ -21,7 +23,7 @@ from builders import (
     response,
     sufficient_run,
 )
-from helpers import report
+from helpers import EXAMPLES, report
 
 from pytest_explore_suff.sources import IndexedGzip
 
@@ -198,6 +200,29 @@ def test_the_gzip_index_serves_any_offset_of_a_multi_member_stream(tmp_path):
         assert stream.read(n) == data[pos : pos + n]
     stream.seek(0)
     assert stream.read() == data
+
+
+def test_gzipped_gemini_sessions_are_read_as_the_plain_ones(pytester, tmp_path):
+    # `gzip -r` on a campaign: a Gemini session document becomes session-*.json.gz.
+    root = tmp_path / "mixed"
+    shutil.copytree(EXAMPLES / "mixed-agents", root)
+    pytester.runpytest(f"--explore-suff={root}", "--explore-suff-json=plain.json").assert_outcomes(passed=12)
+    documents = sorted(root.rglob("session-*.json"))
+    assert documents
+    for doc in documents:
+        (doc.parent / (doc.name + ".gz")).write_bytes(gzip.compress(doc.read_bytes()))
+        doc.unlink()
+    pytester.runpytest(f"--explore-suff={root}", "--explore-suff-json=gz.json").assert_outcomes(passed=12)
+
+    def by_name(name: str) -> dict[str, Any]:
+        out = {}
+        for r in report(pytester, name)["transcripts"]:
+            r = json.loads(json.dumps(r).replace(".json.gz", ".json"))
+            out[r["path"]] = r
+        return out
+
+    assert by_name("gz.json") == by_name("plain.json")
+    assert report(pytester, "gz.json")["ignored"] == report(pytester, "plain.json")["ignored"]
 
 
 def test_a_gzipped_subagent_file_is_linked_through_its_meta_file(pytester):
