@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from builders import allocation_run
 from helpers import (
     EXAMPLES,
     HOSTILE_FILE,
@@ -218,6 +219,33 @@ def test_text_search_and_the_worst_group_button(
     assert len(rows(driver)) == len(
         [c for c in calls(example_doc, group=worst, arm="new") if c["bucket"] != "sufficient"]
     )
+
+
+def test_the_group_of_the_transcripts_at_the_campaigns_root_is_a_filter_of_its_own(
+    driver: Any, tmp_path: Path
+) -> None:
+    # Group "" (files at the campaign's root) beside a folder: "(no group)" must not be "all groups".
+    camp = tmp_path / "camp"
+    for i in (1, 2):
+        allocation_run(f"root {i}").write(camp / f"run-a-{i}.jsonl")
+    allocation_run("in sub").write(camp / "sub" / "run-a-1.jsonl")
+    doc = run_plugin(tmp_path, camp)
+    assert {t["group"] for t in doc["transcripts"]} == {"", "sub"}
+    load(driver, doc, tmp_path / "report.html")
+    root_misses = [c for c in calls(doc, group="") if c["bucket"] != "sufficient"]
+    assert len(root_misses) == 2
+    driver.find_element("css selector", '.heat a.pick[data-group=""]').click()
+    assert len(rows(driver)) == 2
+    assert {
+        b.get_attribute("data-group") for b in driver.find_elements("css selector", "tbody.transcript")
+    } == {""}
+    from selenium.webdriver.support.ui import Select
+
+    Select(driver.find_element("id", "f-group")).select_by_visible_text("(no group)")
+    assert len(rows(driver)) == 2
+    select(driver, "f-group", "")  # all groups
+    assert len(rows(driver)) == 3
+    assert severe(driver) == []
 
 
 def test_hostile_strings_show_as_text(driver: Any, hostile_doc: dict[str, Any], tmp_path: Path) -> None:

@@ -46,7 +46,10 @@
       fMisses = $("f-misses"), fSort = $("f-sort"), fText = $("f-text"), count = $("drill-count"), table = $("calls-table"),
       more = $("calls-more"), empty = $("calls-empty");
   uniq(ARM).forEach(function (a) { option(fArm, a, a === "" ? "(no arm)" : a); });
-  uniq(GROUP).forEach(function (g) { option(fGroup, g, g === "" ? "(no group)" : g); });
+  // "" is "all groups": the transcripts at the campaign's root (group "") get a value no
+  // folder name can be.
+  var NO_GROUP = "\u0000";
+  uniq(GROUP).forEach(function (g) { option(fGroup, g === "" ? NO_GROUP : g, g === "" ? "(no group)" : g); });
   BUCKETS.forEach(function (b, i) { option(fBucket, String(i), b.label); });
 
   var matched = [], shown = 0;
@@ -60,7 +63,7 @@
     for (var ti = 0; ti < T.length; ti++) {
       var t = T[ti];
       if (arm && t[ARM] !== arm) { continue; }
-      if (group && t[GROUP] !== group) { continue; }
+      if (group && t[GROUP] !== (group === NO_GROUP ? "" : group)) { continue; }
       if (status && t[STATUS] !== status) { continue; }
       var pathHit = text !== "" && t[PATH].toLowerCase().indexOf(text) >= 0;
       var sel = [], calls = t[CALLS];
@@ -294,9 +297,10 @@
     update();
   });
 
-  function pick(group, arm) {
-    fGroup.value = group;
-    if (fGroup.value !== group) { fGroup.value = ""; }
+  function pick(group, arm) {  // a heat-map cell or row: its group, "" the root's
+    var value = group === "" ? NO_GROUP : group;
+    fGroup.value = value;
+    if (fGroup.value !== value) { fGroup.value = ""; }
     fArm.value = arm;
     if (fArm.value !== arm) { fArm.value = ""; }
     fBucket.value = ""; fStatus.value = "classified"; fMisses.checked = true; fText.value = "";
