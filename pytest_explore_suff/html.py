@@ -38,7 +38,7 @@ from .gates import METRIC_WORDS
 from .occupancy import FAMILIES
 from .report import write_bytes_atomic
 from .stats import is_number
-from .terminal import allocation_table, arm_table, clean, occupancy_table
+from .terminal import allocation_table, arm_table, clean, empty_side, occupancy_table
 
 #: Okabe-Ito colours (safe for the common colour-vision deficiencies), worst bucket
 #: vermillion, best bluish green; every chart, chip and legend uses these.
@@ -565,13 +565,7 @@ def _baseline(base: Any) -> dict[str, Any] | None:
     for name, cmp in (base.get("arms") or {}).items():
         if not isinstance(cmp, Mapping) or not (cmp.get("n_old") or cmp.get("n_new")):
             continue
-        # An arm with no answered call on one side (added, renamed) has no share there:
-        # no change to chart, as the terminal says.
-        empty = (
-            None
-            if cmp.get("n_old") and cmp.get("n_new")
-            else ("in the baseline" if not cmp.get("n_old") else "now")
-        )
+        empty = empty_side(cmp)  # no share on that side: no change to chart, as the terminal says
         arms.append(
             {
                 "name": _shown(name),

@@ -141,6 +141,14 @@ def comparison_table(cmp: dict[str, Any], width: int = 10_000) -> str:
     return f"{title}\n{_fit(variants, width)}"
 
 
+def empty_side(cmp: Mapping[str, Any]) -> str | None:
+    """The side of an arm's baseline comparison with no answered call, in words ("in the
+    baseline", "now"; an arm added or renamed): it has no share, so no change; None: both have."""
+    if cmp.get("n_old") and cmp.get("n_new"):
+        return None
+    return "in the baseline" if not cmp.get("n_old") else "now"
+
+
 def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
     """Per arm, a table of buckets: baseline share, this campaign's share, and the change."""
     out = []
@@ -148,8 +156,7 @@ def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
         if not (cmp["n_old"] or cmp["n_new"]):
             continue
         out.append(f"arm {clean(arm)} (answered calls: {cmp['n_old']} in the baseline, {cmp['n_new']} now)")
-        if not (cmp["n_old"] and cmp["n_new"]):
-            side = "in the baseline" if not cmp["n_old"] else "now"
+        if (side := empty_side(cmp)) is not None:
             out.append(f"  no answered explore calls {side}: no share to compare")
             out.extend(_metric_changes(cmp))
             continue
