@@ -17,6 +17,7 @@ from .campaign import Campaign, Transcript, discover
 from .classify import Call, Verdict, classify
 from .events import Collector, ToolSpec
 from .readers import NotATranscript, TranscriptError, Unreadable, base, load
+from .registry import Reader, Readers
 from .sources import ArchiveSource, active_sources, opener
 
 try:
@@ -25,8 +26,8 @@ except PackageNotFoundError:  # pragma: no cover - run from a source tree that w
     __version__ = "unknown"
 
 __all__ = [
-    "BUCKETS", "KEYS", "Call", "Campaign", "Collector", "NotATranscript", "ToolSpec",
-    "Transcript", "TranscriptError", "Unreadable", "Verdict", "classify", "discover",
+    "BUCKETS", "KEYS", "Call", "Campaign", "Collector", "NotATranscript", "Reader", "Readers",
+    "ToolSpec", "Transcript", "TranscriptError", "Unreadable", "Verdict", "classify", "discover",
     "judge", "load",
 ]  # fmt: skip
 
@@ -38,18 +39,20 @@ def judge(
     archive: str | None = None,
     *,
     max_line: int | None = None,
+    readers: Readers | None = None,
 ) -> tuple[Verdict, Collector]:
     """Read one transcript and judge its explore calls (``files`` are members of ``archive`` if given).
 
     An archive is read through the running session's sources, or opened and
     closed here. ``max_line``: lines longer than this many bytes are corrupt
-    (default `readers.base.MAX_LINE`).
+    (default `readers.base.MAX_LINE`). ``readers``: the readers ``kind`` is looked up in
+    (the built-in ones when None).
     """
     own = ArchiveSource(archive) if archive is not None and active_sources() is None else None
     token = base.max_line.set(max_line) if max_line is not None else None
     try:
         open_file = own.open if own is not None else opener(archive)
-        collector = load(kind, [str(f) for f in files], spec or ToolSpec(), open_file)
+        collector = load(kind, [str(f) for f in files], spec or ToolSpec(), open_file, readers)
     finally:
         if token is not None:
             base.max_line.reset(token)

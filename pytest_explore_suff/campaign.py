@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .jsonl import Undecodable, decode
-from .readers import AGENTS
-from .readers.base import SESSION_LOG_TYPES, looks_like_event
-from .readers.codex import looks_like_rollout, session_identity
-from .readers.gemini import SKILL_EXTRACTION, looks_like_session
+from .readers import BUILTIN, Readers
+from .readers.codex import session_identity
+from .readers.gemini import SKILL_EXTRACTION
 from .sources import (
     MEMBER_ERRORS,
     SKIP_DIRS,
@@ -45,12 +44,15 @@ UNREADABLE = "unreadable"
 _SNIFF_LINE_BYTES = 1 << 20
 #: A JSON document (Gemini CLI) is told by its first bytes: it may be pretty-printed.
 _SNIFF_DOCUMENT_BYTES = 1 << 13
-_SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"')
-_SESSION_KEYS = re.compile(rb'"(?:messages|projectHash)"\s*:')
-_CHECKPOINT = re.compile(rb'\[\s*\{\s*"(?:role|parts)"\s*:')
 _SESSION_ID_VALUE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]*)"')
 #: Gemini CLI writes the user's prompts beside its sessions: not a transcript.
 PROMPT_LOG = "logs.json"
+#: Cursor's agent transcripts (``~/.cursor/projects/<p>/agent-transcripts/``) have no call
+#: ids and no results: listed, never read as transcripts with zero calls.
+CURSOR_DIR = "agent-transcripts"
+CURSOR_REASON = (
+    "Cursor agent transcript: no tool call ids and no tool results in it, so no call can be judged"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,13 +93,21 @@ class Campaign:
     ignored: list[dict[str, str]] = field(default_factory=list)
 
 
-def sniff(path: str, open_file: Opener = open_path) -> tuple[str | None, dict[str, Any] | None]:
-    """(kind, first event) from a file's first lines; kind None when no event is there,
-    `UNREADABLE` when the file cannot be read (reading it as an item will say why).
-    For a Gemini session document the "event" is ``{"sessionId"}`` from its first bytes."""
+def sniff(
+    path: str, open_file: Opener = open_path, readers: Readers | None = None, rel: str | None = None
+) -> tuple[str | None, dict[str, Any] | None]:
+    """(kind, first event) from a file's path and first lines; kind None when no reader
+    claims it, `UNREADABLE` when the file cannot be read (reading it as an item will say
+    why). Each reader's claims are tried in the readers' order: its path pattern (on
+    ``rel``, the path in the campaign), then, for a ``.json`` document, its first bytes,
+    for a JSONL file each of its first lines. For a Gemini session document the "event"
+    is ``{"sessionId"}`` from its first bytes."""
+    readers = BUILTIN if readers is None else readers
+    if readers.patterned and (claimed := readers.by_path(logical_name(rel if rel is not None else path))):
+        return claimed.name, None
     if logical_name(path).endswith(".json"):
         head: list[bytes] = []
-        kind = sniff_document(path, open_file, head)
+        kind = sniff_document(path, open_file, head, readers)
         m = _SESSION_ID_VALUE.search(head[0]) if kind == "gemini" and head else None
         return kind, ({"sessionId": m.group(1).decode("utf-8", "replace")} if m else None)
     try:
@@ -115,22 +125,19 @@ def sniff(path: str, open_file: Opener = open_path) -> tuple[str | None, dict[st
                     continue
                 if not isinstance(obj, dict):
                     continue
-                if looks_like_event(obj):
-                    return kind_of(obj), obj
-                if looks_like_rollout(obj):
-                    return "codex", obj
-                if looks_like_session(obj) or isinstance(obj.get("$set"), dict):
-                    return "gemini", obj
+                if (claimed := readers.by_line(obj)) is not None:
+                    return claimed.name, obj
     except (OSError, ArchiveError, *MEMBER_ERRORS):
         return UNREADABLE, None
     return None, None
 
 
-def sniff_document(path: str, open_file: Opener = open_path, keep: list[bytes] | None = None) -> str | None:
-    """``"gemini"`` when a ``.json`` file's first bytes are a Gemini CLI session document
-    (``{"sessionId": ..., "projectHash"/"messages": ...}``) or checkpoint (a list of
-    ``{role, parts}``); None otherwise; `UNREADABLE` when it cannot be read. The bytes
-    read are appended to ``keep``."""
+def sniff_document(
+    path: str, open_file: Opener = open_path, keep: list[bytes] | None = None, readers: Readers | None = None
+) -> str | None:
+    """The name of the reader that claims a ``.json`` file by its first bytes (``"gemini"``
+    for a Gemini CLI session document or checkpoint); None when none does; `UNREADABLE`
+    when it cannot be read. The bytes read are appended to ``keep``."""
     try:
         with (open_head if open_file is open_path else open_file)(path) as fh:
             head = fh.read(_SNIFF_DOCUMENT_BYTES)
@@ -139,17 +146,8 @@ def sniff_document(path: str, open_file: Opener = open_path, keep: list[bytes] |
     head = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if keep is not None:
         keep.append(head)
-    if head[:1] == b"{" and _SESSION_ID.search(head) and _SESSION_KEYS.search(head):
-        return "gemini"
-    if _CHECKPOINT.match(head) and b'"parts"' in head:
-        return "gemini"
-    return None
-
-
-def kind_of(event: dict[str, Any]) -> str:
-    interactive = "sessionId" in event or "isSidechain" in event or "parentUuid" in event
-    interactive = interactive or event.get("type") in SESSION_LOG_TYPES  # a summary line has no session id
-    return "interactive" if interactive else "stream-json"
+    claimed = (BUILTIN if readers is None else readers).by_head(head)
+    return claimed.name if claimed is not None else None
 
 
 def shown(rel: str) -> str:
@@ -192,6 +190,8 @@ def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
                     ignored.append({"path": shown(rel), "reason": f"symlink {where}, not followed"})
                     continue
                 if not is_transcript_name(entry.name):
+                    if entry.name.endswith(".txt") and rel_dir.rpartition("/")[2] == CURSOR_DIR:
+                        ignored.append({"path": shown(rel), "reason": CURSOR_REASON})
                     continue
                 if (printable := shown(rel)) != rel:
                     ignored.append({"path": printable, "reason": "file name is not valid UTF-8, not read"})
@@ -253,13 +253,16 @@ def _layout(rel: str) -> tuple[str, str, str]:
     return arm, group, run
 
 
-def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
+def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers | None = None) -> Campaign:
     """Find and group the transcripts of a campaign: a directory, or an archive.
+
+    ``readers``: the run's readers (`registry.Readers`; the built-in ones when None).
 
     Raises `ArchiveError` for an archive that cannot be read.
     """
     campaign = Campaign(root)
     ignored = campaign.ignored
+    known = BUILTIN if readers is None else readers
     archive: str | None = None
     if is_archive(root):
         archive = root
@@ -289,7 +292,9 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
     def sniff_rel(logical: str) -> tuple[str | None, dict[str, Any] | None]:
         if logical not in sniffed:
             rel = actual[logical]
-            kind, event = sniff(rel if archive is not None else os.path.join(root, rel), open_file)
+            kind, event = sniff(
+                rel if archive is not None else os.path.join(root, rel), open_file, known, rel
+            )
             # Later steps read the first event of a Codex or Gemini file (session ids, parents)
             # and of a flat agent-*.jsonl (its session); a Claude transcript's (its init line,
             # kilobytes of tool lists) is not held through discovery, for every file.
@@ -359,8 +364,13 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
             if not RUN_NAME.match(name) and not (name.startswith("agent-") and name.endswith(".jsonl")):
                 if name == PROMPT_LOG:
                     reason = "Gemini CLI prompt log (logs.json: the user's prompts only), not a transcript"
+                elif CURSOR_DIR in rel.split("/")[:-1]:
+                    reason = CURSOR_REASON
                 elif name.endswith(".json"):
-                    reason = "not a transcript (a JSON document that is not a Gemini CLI session)"
+                    reason = (
+                        "not a transcript (a JSON document no reader claims: not a Gemini CLI session, "
+                        "nor a Copilot CLI history)"
+                    )
                 else:
                     reason = "not a transcript (no agent events in its first lines)"
                 ignored.append({"path": actual[rel], "reason": reason})
@@ -372,7 +382,7 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         elif kind == UNREADABLE:
             # a damaged file or member: its item fails with the reason
             kind = "gemini" if name.endswith(".json") else "stream-json"
-        if name.startswith("agent-") and name.endswith(".jsonl"):
+        if name.startswith("agent-") and name.endswith(".jsonl") and kind in ("stream-json", "interactive"):
             notes[rel].append("subagent file with no parent session in the campaign; judged alone")
             kind = "interactive"
         turn_files = [r for _, r in sorted(turns.get(rel, []))]
@@ -380,7 +390,7 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         arm, group, run = _layout(rel)
         if kind == "interactive" and arm == "default":
             arm = "interactive"  # a session log names no arm; keep it apart from A/B arms
-        agent = AGENTS.get(kind, "claude")
+        agent = known.agent(kind)
         shown_path = actual[rel]
         found: dict[str, str | None] = {}
         # A compressed file's path is searched without its .gz first (``\.jsonl$`` still
@@ -388,8 +398,8 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         if pattern is not None and (m := pattern.search(rel) or pattern.search(shown_path)):
             found = m.groupdict()
             agent = found.get("agent") or agent
-        if kind in ("codex", "gemini") and not RUN_NAME.match(name):
-            arm = agent  # Codex and Gemini sessions name no arm: the agent is one
+        if kind not in ("stream-json", "interactive") and not RUN_NAME.match(name):
+            arm = agent  # other agents' sessions name no arm: the agent is one
         if found:
             arm = found.get("arm") or arm
             group = found.get("group") or group

@@ -321,6 +321,35 @@ class Collector:
             self._want(tid)
             self.cli_ids.add(tid)
 
+    # -- the calls a reader of another format makes (``docs/agents.md``) ----------------
+
+    def call(
+        self, call_id: str, name: str, input: dict[str, Any] | None = None, *, thread: str = "main",
+        message: str | None = None,
+    ) -> None:  # fmt: skip
+        """A tool call, named as the rules know it (``Read`` with ``file_path``, ``Grep``,
+        ``Glob``, ``Bash`` with ``command``, ``TodoWrite``, ``Task`` with ``prompt``, an MCP
+        tool's ``mcp__<server>__<tool>``, or the agent's own name). Calls with one
+        ``message`` id were issued together. On the main thread it fills the window."""
+        data = {} if input is None else input
+        if thread == "main":
+            self.timeline.add(len(name) + len(compact_json(data)))
+        self.tool_use(thread, message, {"id": call_id, "name": name, "input": data})
+
+    def result(self, call_id: str, text: str, *, error: bool = False) -> None:
+        """The result of a call (it may come before its call). A main-thread call's result
+        fills the window."""
+        if call_id in self.seen_tool_ids and any(a.id == call_id for a in self.threads.get("main", ())):
+            self.timeline.result(call_id, len(text))
+        self.tool_result({"tool_use_id": call_id, "content": text, "is_error": error})
+
+    def said(self, text: str, *, thread: str = "main") -> None:
+        """The agent's own text; the main thread's last one is the answer."""
+        if thread == "main":
+            self.timeline.add(len(text))
+            if text.strip():
+                self.last_text = text
+
     def _want(self, tid: str) -> None:
         self.wanted.add(tid)
         self.wanted_bytes.add(tid.encode())

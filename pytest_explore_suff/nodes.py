@@ -16,6 +16,7 @@ from . import judge
 from .campaign import Campaign, Transcript, shown
 from .options import settings_key
 from .readers import TranscriptError
+from .registry import Readers, collect
 from .report import record
 from .terminal import clean
 
@@ -26,6 +27,20 @@ campaign_key = pytest.StashKey[Campaign]()
 deselected_key = pytest.StashKey[list[str]]()
 # On a campaign's node once collection is done: the hook proxy all of its items share.
 hooks_key = pytest.StashKey[pluggy.HookRelay]()
+readers_key = pytest.StashKey[Readers]()
+
+
+def readers_of(config: pytest.Config) -> Readers:
+    """The run's transcript readers, from the ``pytest_explore_suff_readers`` hook (asked
+    once per process: xdist workers ask their own, and resolve a transcript's kind by name)."""
+    readers = config.stash.get(readers_key, None)
+    if readers is None:
+        try:
+            readers = collect(config.hook.pytest_explore_suff_readers(config=config))
+        except (TypeError, ValueError) as exc:
+            raise pytest.UsageError(f"pytest_explore_suff_readers: {exc}") from None
+        config.stash[readers_key] = readers
+    return readers
 
 
 #: Transcript flags that keep a run out of the aggregates, and why (as the reference harness does).
@@ -128,7 +143,14 @@ class TranscriptItem(pytest.Item):
         settings = self.config.stash[settings_key]
         t = self.transcript
         try:
-            verdict, collector = judge(t.kind, t.files, settings.spec, t.archive, max_line=settings.max_line)
+            verdict, collector = judge(
+                t.kind,
+                t.files,
+                settings.spec,
+                t.archive,
+                max_line=settings.max_line,
+                readers=readers_of(self.config),
+            )
         except TranscriptError as exc:
             self.record = record(t, status="error", reason=str(exc))
             raise

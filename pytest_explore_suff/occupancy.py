@@ -60,7 +60,10 @@ class Timeline:
     known only once every call has been seen (a result can precede its call).
     """
 
-    __slots__ = ("_held", "_open", "base", "before_first", "compactions", "gaps", "requests", "window")
+    __slots__ = (
+        "_held", "_open", "base", "before_first", "compactions", "estimated", "gaps", "requests", "shed",
+        "window",
+    )  # fmt: skip
 
     def __init__(self) -> None:
         self.requests = 0
@@ -73,6 +76,10 @@ class Timeline:
         self.before_first: list[tuple[str, int]] = []
         #: additions before a request whose prompt size is not known yet (`begin`)
         self._held: _Gap | None = None
+        #: M10: (final context, its fixed overhead, model turns) of a log that gives the
+        #: window only at the end; `restart` drops what a compaction removed
+        self.estimated: tuple[int, int, int] | None = None
+        self.shed: list[tuple[str, int]] = []  # tool results a compaction removed (M10)
 
     def request(self, ctx: int) -> None:
         if self.requests:
@@ -122,6 +129,19 @@ class Timeline:
         self.compactions += 1
         self._open.compacted = True
 
+    def restart(self) -> None:
+        """A compaction in a log with no per-request figures (M10): what was added before
+        it left the window, and the estimate counts only what came after."""
+        self.compactions += 1
+        self.shed.extend(self._open.results)
+        self._open = _Gap()
+        self._open.compacted = True
+
+    def estimate(self, final: int, overhead: int, turns: int) -> None:
+        """The window at the end, its fixed part (system prompt and tool schemas) and how many
+        model turns there were: the figures of a log without per-request ones (M10)."""
+        self.estimated = (final, overhead, turns)
+
     @property
     def pending_results(self) -> list[tuple[str, int]]:
         """Tool results after the last request: they never entered a prompt."""
@@ -147,6 +167,8 @@ def occupancy(
 ) -> tuple[dict[str, Any] | None, str]:
     """(the transcript's occupancy figures, "") or (None, why not)."""
     timeline.settle()
+    if not timeline.requests and timeline.estimated is not None:
+        return _estimated(timeline, family_of, window), ""
     if not timeline.requests:
         return None, "no token counts in the log (no model request records its usage)"
     # With every tool result's characters and count by family, each result's family asked once.
@@ -251,6 +273,50 @@ def occupancy(
         "residual_retrieval": js_round(retrieval),
         "share": retrieval / ctx_final if ctx_final > 0 else None,
     }, ""
+
+
+def _estimated(timeline: Timeline, family_of: Callable[[str], str], window: int) -> dict[str, Any]:
+    """M10: the window is known only at the end. Each family's residual is its share of the
+    characters in the window after the last compaction, times the final context less its
+    fixed overhead; the characters per token are those two figures' ratio."""
+    final, overhead, turns = timeline.estimated or (0, 0, 0)
+    gap = timeline._open
+    result_chars = _NO_CHARS.copy()
+    result_count = _NO_CHARS.copy()
+    _count(gap.results, family_of, result_chars, result_count)
+    shed_chars = _NO_CHARS.copy()
+    _count(timeline.shed, family_of, shed_chars, _NO_CHARS.copy())
+    content = max(final - overhead, 0)
+    calibrated = content > 0 and gap.chars > 0
+    cpt = gap.chars / content if calibrated else FALLBACK_CPT
+    residual = {f: result_chars[f] / cpt for f in FAMILIES}
+    contributed = {f: (result_chars[f] + shed_chars[f]) / cpt for f in FAMILIES}
+    file_access = sum(map(residual.__getitem__, FILE_ACCESS))
+    retrieval = residual["tool"] + file_access
+    for f in FAMILIES:  # what the compactions removed is counted among the results too
+        result_chars[f] += shed_chars[f]
+    result_count_all = result_count.copy()
+    for tid, _ in timeline.shed:
+        result_count_all[family_of(tid)] += 1
+    return {
+        "ctx_final": final,
+        "ctx_base": overhead,
+        "chars_per_token": cpt,
+        "calibrated": calibrated,
+        "dispersion": None,
+        "turns": turns,
+        "compactions": timeline.compactions,
+        "evicted": js_round(sum(shed_chars.values()) / cpt),
+        "window": timeline.window or window,
+        "residual": _rounded(residual),
+        "contributed": _rounded(contributed),
+        "chars": result_chars,
+        "results": result_count_all,
+        "residual_file_access": js_round(file_access),
+        "residual_retrieval": js_round(retrieval),
+        "share": retrieval / final if final > 0 else None,
+        "estimated": True,
+    }
 
 
 def _count(

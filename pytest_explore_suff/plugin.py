@@ -20,6 +20,14 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hookspecs)
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_explore_suff_readers() -> Any:
+    # The built-in readers, through the hook a third party uses (imported only when asked).
+    from .readers import builtin_readers
+
+    return builtin_readers()
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 

@@ -286,6 +286,12 @@ def _summary(c: Columns) -> dict[str, Any]:
         "errored": sum([rec["errored"] for rec in c.recs]),
         "concurrent": sum([rec["concurrent"] for rec in c.recs]),
     }
+    agents: dict[str, int] = {}
+    for rec in c.recs:
+        agent = rec.get("agent") or ""
+        if agent:
+            agents[agent] = agents.get(agent, 0) + 1
+    agg["agents"] = dict(sorted(agents.items()))  # transcripts per agent: an arm can mix them
     agg["shares"] = shares(counts, agg["answered"])
     agg["intervals"] = {k: stats.share(c.clusters(k)).to_dict() for k in KEYS}
     agg["figures"] = figures(c.recs)

@@ -14,7 +14,7 @@ from . import xdist
 from .campaign import discover, shown
 from .compare import BaselineError, load_baseline
 from .document import Coverage, Options, Report, build
-from .nodes import RECORD_ATTR, campaign_key, deselected_key
+from .nodes import RECORD_ATTR, campaign_key, deselected_key, readers_of
 from .options import Settings, settings_key
 from .report import write_atomic, write_chunks_atomic
 from .sources import ARCHIVE_SUFFIXES, ArchiveError, Sources, activate, deactivate, is_archive
@@ -62,7 +62,7 @@ def configure(config: pytest.Config) -> None:
     if config.option.help or config.option.version:
         return
     try:
-        config.stash[campaign_key] = discover(root, settings.pattern)
+        config.stash[campaign_key] = discover(root, settings.pattern, readers_of(config))
     except ArchiveError as exc:
         raise pytest.UsageError(f"--explore-suff: archive {settings.root}: {exc}") from None
     reporter = Reporter(config, settings)

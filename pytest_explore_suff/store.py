@@ -36,7 +36,7 @@ from .report import (
 #: the strings, and the counts and tools dicts, that thousands of records share.
 _PLACE = 2  # the record's offset in the spool and its size
 _NUMBERS = ("answered", "errored", "concurrent")
-_VALUES = ("arm", "group", "status", "reason", "counts", "tools")
+_VALUES = ("arm", "group", "status", "reason", "counts", "tools", "agent")
 _TOTALS = 4  # `report.run_totals`, then the metrics' brief (`report.brief_of`): doubles, NaN for None
 _FIGURES = _TOTALS + 10
 _KEPT = frozenset({"path", *_NUMBERS, *_VALUES})
@@ -115,6 +115,7 @@ class Slim(Mapping[str, Any]):
     reason: str = _value_field("reason")
     counts: dict[str, int] = _value_field("counts")
     tools: dict[str, Any] = _value_field("tools")
+    agent: str = _value_field("agent")
     answered: int = _number_field("answered")
     errored: int = _number_field("errored")
     concurrent: int = _number_field("concurrent")
@@ -172,6 +173,7 @@ class RecordStore:
         refs = array("I", [self._ref(rec[name]) for name in _VALUES[:4]])
         refs.append(self._shared(rec["counts"]))
         refs.append(self._shared(rec.get("tools") or {}))
+        refs.append(self._ref(rec.get("agent", "")))  # the arm's agents (a report of schema 1 has none)
         totals = run_totals(rec)
         packed = pack_totals(totals)
         figures = array("d", [*(packed or (0.0,) * _TOTALS), *pack_brief(brief_of(rec))])

@@ -345,6 +345,9 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
         yield from _table(baseline_table(report.baseline["arms"], width))
     warn = {"yellow": True}
     for name, agg in report.arms.items():
+        if len(agg.get("agents") or ()) > 1:
+            mix = ", ".join(f"{clean(a)} ({n})" for a, n in agg["agents"].items())
+            yield Line(f"note: arm {clean(name)} mixes agents: {mix}; its shares pool them", warn)
         if 0 < agg["answered"] < SMALL_ARM_CALLS:
             yield Line(f"warning: arm {clean(name)} has only {agg['answered']} answered calls "
                        f"(< {SMALL_ARM_CALLS}): too few to compare arms on", warn)  # fmt: skip

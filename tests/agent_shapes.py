@@ -331,3 +331,246 @@ class GeminiSession:
 
     def suffix(self) -> str:
         return ".jsonl" if self.form == "jsonl" else ".json"
+
+
+# -- Qwen Code and GitHub Copilot CLI (transcript-formats.md, section 5) ------------------
+
+QWEN_SESSION = "7e1f-qwen-session"
+
+
+class QwenChat:
+    """A Qwen Code chat (``chats/<sessionId>.jsonl``) being written record by record.
+
+    Each `step` is one ``assistant`` record (its calls are one message) followed by a
+    ``tool_result`` record per call, and by the ``ui_telemetry`` events Qwen writes for
+    the main thread's calls too (``prompt_id`` ``<sessionId>########<n>``: not a subagent)."""
+
+    def __init__(self, session_id: str = QWEN_SESSION, version: str = "0.13.0") -> None:
+        self.session_id = session_id
+        self.version = version
+        self.records: list[dict[str, Any]] = []
+        self.parent: str | None = None
+        self.prompt = 0
+        self.tokens = 1000
+
+    def record(self, kind: str, **fields: Any) -> dict[str, Any]:
+        uuid = f"q-{next(_ids)}"
+        rec = {"uuid": uuid, "parentUuid": self.parent, "sessionId": self.session_id, "timestamp": _stamp(),
+               "type": kind, "cwd": "/work/t", "version": self.version, **fields}  # fmt: skip
+        self.parent = uuid
+        self.records.append(rec)
+        return rec
+
+    def user(self, text: str) -> None:
+        self.prompt += 1
+        self.record("user", message={"role": "user", "parts": [{"text": text}]})
+
+    @staticmethod
+    def call(name: str, **args: Any) -> dict[str, Any]:
+        return {"id": f"call_{next(_ids):04d}", "name": name, "args": args}
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = CODEX_EXPLORE) -> dict[str, Any]:
+        return cls.call(name, query=query)
+
+    def telemetry(self, prompt_id: str, name: str, args: Any, success: bool = True) -> None:
+        self.record("system", subtype="ui_telemetry", systemPayload={"uiEvent": {
+            "event.name": "qwen-code.tool_call", "event.timestamp": _stamp(), "function_name": name,
+            "function_args": args, "duration_ms": 5, "success": success, "prompt_id": prompt_id,
+            "response_id": f"resp-{next(_ids)}"}})  # fmt: skip
+
+    def step(
+        self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "", thought: str = "",
+        prompt_tokens: int | None = None, display: list[Any] | None = None,
+    ) -> None:  # fmt: skip
+        """One model response: ``thought``, ``text`` and ``calls``; each call's result is a text,
+        ``("error", text)``, or None (never answered)."""
+        parts: list[dict[str, Any]] = []
+        if thought:
+            parts.append({"text": thought, "thought": True})
+        if text:
+            parts.append({"text": text})
+        parts += [{"functionCall": c} for c in calls]
+        self.tokens += 500
+        prompt = self.tokens if prompt_tokens is None else prompt_tokens
+        self.record("assistant", model="qwen3-coder-plus", contextWindowSize=131072,
+                    message={"role": "model", "parts": parts},
+                    usageMetadata={"promptTokenCount": prompt, "candidatesTokenCount": 50,
+                                   "thoughtsTokenCount": 0, "cachedContentTokenCount": prompt // 2,
+                                   "totalTokenCount": prompt + 50})  # fmt: skip
+        for i, (call, result) in enumerate(zip(calls, results or ["ok"] * len(calls), strict=True)):
+            self.telemetry(f"{self.session_id}########{self.prompt}", call["name"], call["args"])
+            if result is None:
+                continue
+            status, response = "success", {"output": result}
+            if isinstance(result, tuple):
+                status, response = "error", {"error": result[1]}
+            shown = display[i] if display else (result if isinstance(result, str) else result[1])
+            self.record("tool_result", message={"role": "user", "parts": [{"functionResponse": {
+                "id": call["id"], "name": call["name"], "response": response}}]},
+                toolCallResult={"callId": call["id"], "status": status, "resultDisplay": shown})  # fmt: skip
+
+    def delegate(
+        self, subagent: str, steps: list[tuple[str, dict[str, Any]]], *, text: str = ""
+    ) -> dict[str, Any]:
+        """An ``agent`` call whose subagent runs ``steps`` (seen only in the telemetry)."""
+        call = self.call(
+            "agent", description="look into it", prompt="find where f is", subagent_type=subagent
+        )
+        self.tokens += 500
+        self.record("assistant", message={"role": "model", "parts": [{"functionCall": call}]},
+                    usageMetadata={"promptTokenCount": self.tokens,
+                                   "totalTokenCount": self.tokens + 20})  # fmt: skip
+        self.telemetry(f"{self.session_id}########{self.prompt}", "agent", call["args"])
+        suffix = f"{next(_ids):x}"
+        for n, (name, args) in enumerate(steps, 1):
+            self.telemetry(f"{self.session_id}#{subagent}-{suffix}#{n}", name, args)
+        self.record("tool_result", message={"role": "user", "parts": [{"functionResponse": {
+            "id": call["id"], "name": "agent", "response": {"output": text or "the subagent's answer"}}}]},
+            toolCallResult={"callId": call["id"], "status": "success", "resultDisplay": {
+                "type": "task_execution", "subagentName": subagent, "status": "completed",
+                "terminateReason": "GOAL", "result": text,
+                "executionSummary": {"rounds": 1, "totalToolCalls": len(steps)}}})  # fmt: skip
+        return call
+
+    def compress(self) -> None:
+        self.record("system", subtype="chat_compression", systemPayload={"info": {
+            "originalTokenCount": self.tokens, "newTokenCount": 800}})  # fmt: skip
+        self.tokens = 800
+
+    def finish(self, text: str = "Done.") -> None:
+        self.step(text=text, thought="I have what I need.")
+
+    def lines(self) -> list[dict[str, Any]]:
+        return self.records
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(r) + "\n" for r in self.records), encoding="utf-8")
+        return path
+
+
+COPILOT_SESSION = "c0p1-4e2a-session"
+
+
+class CopilotSession:
+    """A GitHub Copilot CLI session's events being written one by one.
+
+    `write` gives the ``session-state/<id>/events.jsonl`` form (or the flat
+    ``session-state/<id>.jsonl``: the same events); `history` the older
+    ``history-session-state`` document."""
+
+    def __init__(self, session_id: str = COPILOT_SESSION, version: str = "1.0.40") -> None:
+        self.session_id = session_id
+        self.events: list[dict[str, Any]] = []
+        self.chat: list[dict[str, Any]] = [{"role": "system", "content": "You are Copilot."}]
+        self.last: str | None = None
+        self.event("session.start", sessionId=session_id, copilotVersion=version, selectedModel="gpt-5",
+                   context={"cwd": "/work/t"})  # fmt: skip
+
+    def event(self, kind: str, **data: Any) -> None:
+        eid = f"ev-{next(_ids)}"
+        self.events.append(
+            {"type": kind, "data": data, "id": eid, "timestamp": _stamp(), "parentId": self.last}
+        )
+        self.last = eid
+
+    def user(self, text: str) -> None:
+        self.event("user.message", content=text)
+        self.chat.append({"role": "user", "content": text})
+
+    @staticmethod
+    def call(name: str, **args: Any) -> dict[str, Any]:
+        return {"toolCallId": f"toolu_{next(_ids):04d}", "name": name, "arguments": args, "type": "function"}
+
+    @classmethod
+    def explore(
+        cls, query: str = "q", server: str = "codegraph", tool: str = "codegraph_explore"
+    ) -> dict[str, Any]:
+        call = cls.call(f"{server}-{tool}", query=query)
+        call["mcp"] = (server, tool)
+        return call
+
+    def step(
+        self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "",
+        parent: str | None = None, phase: str | None = None,
+    ) -> None:  # fmt: skip
+        """One assistant message issuing ``calls``; each result is a text, ``("error", text)``
+        or None (never completed)."""
+        inner = {"parentToolCallId": parent} if parent else {}
+        turn = f"turn-{next(_ids)}"
+        self.event("assistant.turn_start", turnId=turn, **inner)
+        requests = [{k: v for k, v in c.items() if k != "mcp"} for c in calls]
+        extra = {"phase": phase} if phase else {}
+        self.event("assistant.message", messageId=f"msg-{next(_ids)}", content=text, toolRequests=requests,
+                   outputTokens=40, **extra, **inner)  # fmt: skip
+        if parent is None:
+            self.chat.append({"role": "assistant", "content": text, "tool_calls": [
+                {"id": c["toolCallId"], "type": "function", "function": {
+                    "name": c["name"], "arguments": json.dumps(c["arguments"])}}
+                for c in calls]})  # fmt: skip
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            mcp = {}
+            if "mcp" in call:
+                mcp = {"mcpServerName": call["mcp"][0], "mcpToolName": call["mcp"][1]}
+            self.event("tool.execution_start", toolCallId=call["toolCallId"], toolName=call["name"],
+                       arguments=call["arguments"], **mcp, **inner)  # fmt: skip
+            if result is None:
+                continue
+            if isinstance(result, tuple):
+                self.event("tool.execution_complete", toolCallId=call["toolCallId"], success=False,
+                           error={"message": result[1], "code": "failure"}, **inner)  # fmt: skip
+                text_out = result[1]
+            else:
+                self.event("tool.execution_complete", toolCallId=call["toolCallId"], success=True,
+                           result={"content": result, "detailedContent": result}, **inner)  # fmt: skip
+                text_out = result
+            if parent is None:
+                self.chat.append({"role": "tool", "tool_call_id": call["toolCallId"], "content": text_out})
+        self.event("assistant.turn_end", turnId=turn, **inner)
+
+    def delegate(self, steps: list[dict[str, Any]], *, text: str = "done") -> dict[str, Any]:
+        """A ``task`` call whose subagent issues ``steps`` (calls), one message each."""
+        task = self.call("task", description="look into it", prompt="find where f is", agent_type="explore")
+        self.event("assistant.message", messageId=f"msg-{next(_ids)}", content="", toolRequests=[task],
+                   outputTokens=20)  # fmt: skip
+        self.event("tool.execution_start", toolCallId=task["toolCallId"], toolName="task",
+                   arguments=task["arguments"])  # fmt: skip
+        self.event("subagent.started", toolCallId=task["toolCallId"], agentName="explore")
+        for call in steps:
+            self.step(call, parent=task["toolCallId"])
+        self.event("subagent.completed", toolCallId=task["toolCallId"], agentName="explore")
+        self.event("tool.execution_complete", toolCallId=task["toolCallId"], success=True,
+                   result={"content": text})  # fmt: skip
+        return task
+
+    def compact(self) -> None:
+        self.event("session.compaction_start")
+        self.event("session.compaction_complete", success=True, preCompactionTokens=50000,
+                   summaryContent="summary of the work so far")  # fmt: skip
+
+    def resume(self) -> None:
+        self.event("session.resume", resumeTime=_stamp(), eventCount=len(self.events))
+
+    def shutdown(self, current: int = 30000, system: int = 4000, tools: int = 6000) -> None:
+        self.event("session.shutdown", shutdownType="routine", currentTokens=current, systemTokens=system,
+                   toolDefinitionsTokens=tools, conversationTokens=current - system - tools,
+                   modelMetrics={"gpt-5": {"requests": {"count": 3}, "usage": {
+                       "inputTokens": 90000, "outputTokens": 1200, "cacheReadTokens": 60000,
+                       "cacheWriteTokens": 0}}})  # fmt: skip
+
+    def finish(self, text: str = "Done.") -> None:
+        self.step(text=text, phase="final_answer")
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(json.dumps(e) + "\n" for e in self.events), encoding="utf-8")
+        return path
+
+    def history(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        doc = {"sessionId": self.session_id, "startTime": "2026-03-01T10:00:00.000Z",
+               "chatMessages": self.chat,
+               "timeline": []}  # fmt: skip
+        path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
+        return path

@@ -565,3 +565,130 @@ def test_the_marker_fast_path_finds_exactly_what_the_regex_finds(text):
     from pytest_explore_suff.events import ToolSpec
 
     assert _marker(ToolSpec.marker)(text) == re.findall(ToolSpec.marker, text, re.M)
+
+
+# --- the same run in other agents' formats (transcript-formats.md, section 5) -----------
+
+#: Each plan step's tool, by agent: the agent's own name for the same notion.
+_OWN_TOOLS = {
+    "qwen": {"Grep": ("grep_search", {"pattern": "x"}), "Glob": ("glob", {"pattern": "x"}),
+             "Edit": ("edit", {"file_path": "lib/a.js"}), "TodoWrite": ("todo_write", {"todos": []}),
+             "ToolSearch": ("todo_write", {"todos": []}), "Write": ("write_file", {"file_path": "n.md"})},
+    "copilot": {"Grep": ("grep", {"pattern": "x"}), "Glob": ("glob", {"pattern": "x"}),
+                "Edit": ("edit", {"path": "lib/a.js"}), "TodoWrite": ("report_intent", {"intent": "x"}),
+                "ToolSearch": ("report_intent", {"intent": "y"}), "Write": ("create", {"path": "n.md"})},
+}  # fmt: skip
+
+
+def _own_call(agent: str, step: tuple[Any, ...], n: int) -> tuple[Any, Any]:
+    """(the call, its result) of one simple plan step, written as ``agent`` writes it."""
+    from agent_shapes import CopilotSession, QwenChat
+
+    shape: Any = QwenChat if agent == "qwen" else CopilotSession
+    kind = step[0]
+    if kind == "explore":
+        return shape.explore(f"q{n}"), response(step[1], step[2])
+    if kind == "failed explore":
+        return shape.explore("bad"), ("error", "MCP error -32603: boom")
+    if kind == "read":
+        if agent == "qwen":
+            return shape.call("read_file", absolute_path=step[2] + step[1]), "ok"
+        return shape.call("view", path=step[2] + step[1]), "ok"
+    if kind == "bash":
+        return shape.call("run_shell_command" if agent == "qwen" else "bash", command=step[1]), "ok"
+    name, args = _OWN_TOOLS[agent][kind]
+    return shape.call(name, **args), "ok"
+
+
+def build_as(agent: str, plan: Sequence[tuple[Any, ...]]) -> bytes:
+    """The run ``build(plan)`` writes, as a Qwen Code chat or a Copilot CLI event log."""
+    from agent_shapes import CopilotSession, QwenChat
+
+    if agent == "qwen":
+        chat = QwenChat()
+        chat.user("where is f?")
+        for n, step in enumerate(plan):
+            if step[0] == "delegate":
+                flat = [x for s in step[1] for x in ([("explore", [s[1]], []), ("read", s[1], "")]
+                                                    if s[0] == "parallel" else [s])]  # fmt: skip
+                subs = [_own_call(agent, s, n) for s in flat]
+                chat.delegate("explorer", [(c["name"], c["args"]) for c, _ in subs])
+            elif step[0] == "parallel":
+                explore, read = (
+                    _own_call(agent, ("explore", [step[1]], []), n),
+                    _own_call(agent, ("read", step[1], ""), n),
+                )
+                chat.step(explore[0], read[0], results=[explore[1], read[1]])
+            else:
+                call, result = _own_call(agent, step, n)
+                chat.step(call, results=[result])
+        chat.finish()
+        return encode(chat.records)
+    session = CopilotSession()
+    session.user("where is f?")
+    for n, step in enumerate(plan):
+        if step[0] == "delegate":
+            task = session.delegate([])
+            # the subagent's own messages, inside the task call's span
+            del session.events[-2:]
+            for sub in step[1]:
+                if sub[0] == "parallel":
+                    e, r = (
+                        _own_call(agent, ("explore", [sub[1]], []), n),
+                        _own_call(agent, ("read", sub[1], ""), n),
+                    )
+                    session.step(e[0], r[0], results=[e[1], r[1]], parent=task["toolCallId"])
+                else:
+                    call, result = _own_call(agent, sub, n)
+                    session.step(call, results=[result], parent=task["toolCallId"])
+            session.event("subagent.completed", toolCallId=task["toolCallId"])
+            session.event("tool.execution_complete", toolCallId=task["toolCallId"], success=True,
+                          result={"content": "the subagent's answer"})  # fmt: skip
+        elif step[0] == "parallel":
+            e, r = _own_call(agent, ("explore", [step[1]], []), n), _own_call(agent, ("read", step[1], ""), n)
+            session.step(e[0], r[0], results=[e[1], r[1]])
+        else:
+            call, result = _own_call(agent, step, n)
+            session.step(call, results=[result])
+    session.finish()
+    session.shutdown()
+    return encode(session.events)
+
+
+def _judged(verdict: dict[str, Any]) -> tuple[Any, ...]:
+    """What a verdict says of each call, less its labels and query (each agent names its own
+    tools; the builders number their queries their own way)."""
+    calls = [(c["bucket"], c["named"], c["files"], c["thread"] == "main") for c in verdict["calls"]]
+    return calls, verdict["counts"], verdict["errored"], verdict["concurrent"], verdict["flags"]
+
+
+def _no_subagent_explores(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Qwen Code logs a subagent's calls in its telemetry alone, with no result: an explore
+    made inside a subagent has no response to judge there (the formats page)."""
+    keep = ("explore", "failed explore", "parallel")
+    return [("delegate", [s for s in p[1] if s[0] not in keep]) if p[0] == "delegate" else p for p in plan]
+
+
+@SETTINGS
+@given(plan=plans, agent=st.sampled_from(["qwen", "copilot"]))
+def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
+    if agent == "qwen":
+        plan = _no_subagent_explores(plan)
+    out = judge_files(agent, {"chat.jsonl" if agent == "qwen" else "events.jsonl": build_as(agent, plan)})
+    assert not isinstance(out, TranscriptError), out
+    verdict, warnings = out
+    assert warnings == []
+    assert _judged(verdict) == _judged(verdict_of(encode(build(plan).events)))
+
+
+@SETTINGS
+@given(plan=plans, muts=mutations, agent=st.sampled_from(["qwen", "copilot"]))
+def test_no_exception_escapes_on_mutated_qwen_and_copilot_logs(plan, muts, agent):
+    lines = [json.loads(line) for line in build_as(agent, plan).decode().splitlines()]
+    check_no_escape(agent, {"chat.jsonl": encode(mutated(lines, muts))})
+
+
+@SETTINGS
+@given(contents=file_bytes, agent=st.sampled_from(["qwen", "copilot"]))
+def test_no_exception_escapes_on_arbitrary_bytes_for_qwen_and_copilot(contents, agent):
+    check_no_escape(agent, {"chat.jsonl": contents})

@@ -747,6 +747,8 @@ def _reference_summary(recs: list) -> dict:
             agg[key] += rec[key]
         for k in KEYS:
             agg["counts"][k] += rec["counts"][k]
+    agents = [rec.get("agent") for rec in recs if rec.get("agent")]
+    agg["agents"] = {a: agents.count(a) for a in sorted(set(agents))}
     agg["shares"] = shares(agg["counts"], agg["answered"])
     agg["intervals"] = {k: stats.share(clusters(recs, k)).to_dict() for k in KEYS}
     figs = {
@@ -794,6 +796,7 @@ def _reference_compare_arms(records: list, a: str, b: str) -> dict:
 _figure = st.none() | st.integers(0, 3000)
 _record = st.fixed_dictionaries({
     "arm": st.sampled_from(["with", "without", "x"]), "group": st.sampled_from(["g1", "g2", "g3"]),
+    "agent": st.sampled_from(["claude", "claude", "qwen"]),
     "status": st.sampled_from(["classified", "classified", "skipped", "error"]),
     "counts": st.fixed_dictionaries({k: st.integers(0, 4) for k in KEYS}),
     "errored": st.integers(0, 2), "concurrent": st.integers(0, 2),

@@ -1,39 +1,105 @@
-"""Transcript readers, one module per format. Each feeds a `Collector`."""
+"""Transcript readers, one module per format. Each feeds a `Collector`.
+
+`BUILTIN` holds the built-in readers as `registry.Reader` objects: the plugin
+registers them through the ``pytest_explore_suff_readers`` hook, the way a
+third party registers its own.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ..events import Collector, ToolSpec
+from ..registry import Reader, Readers
 from ..sources import Opener, open_path
-from . import codex, gemini, interactive, streamjson
-from .base import NotATranscript, TranscriptError, Unreadable
+from . import codex, copilot, gemini, interactive, qwen, streamjson
+from .base import NotATranscript, TranscriptError, Unreadable, kind_of, looks_like_event
 
-__all__ = ["AGENTS", "READERS", "NotATranscript", "TranscriptError", "Unreadable", "load"]
+__all__ = [
+    "AGENTS", "BUILTIN", "READERS", "NotATranscript", "Reader", "Readers", "TranscriptError",
+    "Unreadable", "builtin_readers", "load",
+]  # fmt: skip
 
-READERS = {
+Read = Callable[..., None]
+
+READERS: dict[str, Read] = {
     "stream-json": streamjson.read,
     "interactive": interactive.read,
     "codex": codex.read,
     "gemini": gemini.read,
+    "qwen": qwen.read,
+    "copilot": copilot.read,
 }
 #: The agent that writes each kind of transcript.
-AGENTS = {"stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini"}
+AGENTS = {
+    "stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini",
+    "qwen": "qwen", "copilot": "copilot",
+}  # fmt: skip
 
 
-def load(kind: str, files: Sequence[str], spec: ToolSpec, open_file: Opener = open_path) -> Collector:
+def _reading(read: Read) -> Callable[[Sequence[str], Collector], None]:
+    """A built-in reader as a `Reader` reads: on the re-read (``keep_texts``) every line is decoded."""
+
+    def run(files: Sequence[str], collector: Collector) -> None:
+        read(files, collector, decode_all=collector.keep_texts)
+
+    run.__name__ = run.__qualname__ = f"{read.__module__}.read"
+    return run
+
+
+def _session_log(obj: dict[str, Any]) -> bool:
+    return looks_like_event(obj) and kind_of(obj) == "interactive"
+
+
+def _stream_json(obj: dict[str, Any]) -> bool:
+    return looks_like_event(obj) and kind_of(obj) == "stream-json"
+
+
+def _gemini_line(obj: dict[str, Any]) -> bool:
+    return gemini.looks_like_session(obj) or isinstance(obj.get("$set"), dict)
+
+
+def builtin_readers() -> list[Reader]:
+    """The built-in readers, in the order their claims are tried: the agents whose lines
+    look like Claude Code's (Qwen Code) before Claude Code's."""
+    return [
+        Reader("qwen", "qwen", _reading(qwen.read), line=qwen.looks_like_qwen),
+        Reader("copilot", "copilot", _reading(copilot.read), line=copilot.looks_like_event,
+               head=copilot.looks_like_history),
+        Reader("interactive", "claude", _reading(interactive.read), line=_session_log),
+        Reader("stream-json", "claude", _reading(streamjson.read), line=_stream_json),
+        Reader("codex", "codex", _reading(codex.read), line=codex.looks_like_rollout),
+        Reader("gemini", "gemini", _reading(gemini.read), line=_gemini_line, head=gemini.looks_like_document),
+    ]  # fmt: skip
+
+
+BUILTIN = Readers(builtin_readers())
+
+
+def load(
+    kind: str,
+    files: Sequence[str],
+    spec: ToolSpec,
+    open_file: Opener = open_path,
+    readers: Readers | None = None,
+) -> Collector:
     """Read one transcript (all its files) into a `Collector`.
 
-    Raises `TranscriptError` subclasses with a one-line reason.
+    ``readers``: the run's readers (the built-in ones when None). Raises
+    `TranscriptError` subclasses with a one-line reason.
     """
-    read = READERS[kind]
+    found = (readers or BUILTIN).get(kind)
+    if found is None:
+        raise Unreadable(f"no reader named {kind!r} in this run (is the plug-in that registers it loaded?)")
+    read = found.read
     collector = Collector(spec, open_file=open_file)
     read(files, collector)
     if collector.missing_results():
         # A result we need came before its call (file order is not causal order),
         # skipped or not kept. Rare: read again, decoding all, keeping every text.
         collector = Collector(spec, open_file=open_file, keep_texts=True)
-        read(files, collector, decode_all=True)
+        read(files, collector)
     if not collector.recognized:
         if collector.lines == 0:
             raise NotATranscript("not a transcript: the file is empty")

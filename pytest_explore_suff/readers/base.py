@@ -61,6 +61,13 @@ def looks_like_event(obj: dict[str, Any]) -> bool:
     return "subtype" in obj or "leafUuid" in obj
 
 
+def kind_of(event: dict[str, Any]) -> str:
+    """``interactive`` (a session log's line) or ``stream-json`` (a headless run's)."""
+    interactive = "sessionId" in event or "isSidechain" in event or "parentUuid" in event
+    interactive = interactive or event.get("type") in SESSION_LOG_TYPES  # a summary line has no session id
+    return "interactive" if interactive else "stream-json"
+
+
 _HEAD = 4096  # the block type sits near the start of a line in both formats
 _TOOL_USE_ID = b'"tool_use_id"'
 _AGENT_ID = b'"agentId"'

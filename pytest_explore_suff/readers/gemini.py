@@ -80,6 +80,19 @@ def looks_like_session(obj: Any) -> bool:
     )
 
 
+_SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"')
+_SESSION_KEYS = re.compile(rb'"(?:messages|projectHash)"\s*:')
+_CHECKPOINT = re.compile(rb'\[\s*\{\s*"(?:role|parts)"\s*:')
+
+
+def looks_like_document(head: bytes) -> bool:
+    """A ``.json`` file's first bytes are a session document (``{"sessionId": ...,
+    "projectHash"/"messages": ...}``) or a checkpoint (a list of ``{role, parts}``)."""
+    if head[:1] == b"{" and _SESSION_ID.search(head) and _SESSION_KEYS.search(head):
+        return True
+    return _CHECKPOINT.match(head) is not None and b'"parts"' in head
+
+
 def looks_like_checkpoint(obj: Any) -> bool:
     return (
         isinstance(obj, list)
