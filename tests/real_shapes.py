@@ -180,3 +180,37 @@ def appended_runs() -> list[str]:
          "num_turns": 1, "duration_ms": 300, "total_cost_usd": 0, "session_id": "run-two"}
     )  # fmt: skip
     return first.lines() + second.lines()
+
+
+def split_message_run() -> tuple[Run, dict[str, Any], dict[str, Any]]:
+    """An old stream-json run (M9, formats page "Pitfalls"): one assistant message written
+    as three lines, a text block, an explore call and a Read, sharing one ``message.id``
+    **and one ``uuid``**; then the results, and a Read of the returned file.
+
+    Returns the run, the explore call and the same-message Read call.
+    """
+    run = Run("old-stream")
+    run.events[0]["uuid"] = "u-init"
+    explore = run.explore("where is send")
+    concurrent = run.use("Read", file_path="/r/lib/other.js")
+    usage = {"input_tokens": 1000, "output_tokens": 20}
+    for block in ({"type": "text", "text": "Let me look."}, explore, concurrent):
+        run.events.append(
+            {"type": "assistant", "uuid": "u-shared", "session_id": run.session, "parent_tool_use_id": None,
+             "message": {"id": "msg_split", "role": "assistant", "model": "claude-sonnet-4", "content": [block],
+                         "usage": usage}}
+        )  # fmt: skip
+    run.result(explore, response(["lib/a.js"]))
+    run.events[-1]["uuid"] = "u-explore-result"
+    run.result(concurrent, "R" * 400)
+    run.events[-1]["uuid"] = "u-read-result"
+    read = run.use("Read", file_path="/r/lib/a.js")
+    run.events.append(
+        {"type": "assistant", "uuid": "u-next", "session_id": run.session, "parent_tool_use_id": None,
+         "message": {"id": "msg_next", "role": "assistant", "model": "claude-sonnet-4", "content": [read],
+                     "usage": {"input_tokens": 1400, "output_tokens": 20}}}
+    )  # fmt: skip
+    run.result(read, "function send() {}")
+    run.events[-1]["uuid"] = "u-read2-result"
+    run.finish("lib/a.js sends it")
+    return run, explore, concurrent

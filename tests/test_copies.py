@@ -1,0 +1,48 @@
+"""Lines and calls a Claude Code log holds twice, or in another file (issue #29): M9's
+replay rule, sessions copied into a new file by ``--resume``/``--fork-session``, new
+work sent to a running subagent, and compressed sidecars."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from real_shapes import split_message_run
+
+from pytest_explore_suff import discover, judge
+from pytest_explore_suff.report import measure
+
+
+def test_lines_sharing_a_uuid_with_different_content_are_all_read(tmp_path: Path) -> None:
+    """M9: one uuid on three lines (text, explore, Read) is not a replay: the explore is
+    judged, the Read is its concurrent access and its result is a read's."""
+    run, explore, concurrent = split_message_run()
+    run.write(tmp_path / "run-old.jsonl")
+    [t] = discover(str(tmp_path)).transcripts
+    verdict, collector = judge(t.kind, t.files)
+    [call] = verdict.calls
+    assert (call.id, call.bucket, call.next) == (explore["id"], "read_returned", "Read a.js")
+    assert (verdict.answered, verdict.errored, verdict.concurrent) == (1, 0, 1)
+    assert collector.tools["read"] == 2 and collector.tools["explore"] == 1
+    o = measure(verdict, collector)["occupancy"]
+    assert o["results"]["read"] == 2 and o["results"]["other"] == 0
+    assert o["chars"]["read"] == 400 + len("function send() {}")
+
+
+def test_a_real_replay_of_a_split_message_still_counts_once(tmp_path: Path) -> None:
+    """Same uuid and same content is a replay (M9): replaying all three lines of the split
+    message and the results changes neither verdicts nor metrics."""
+    run, _, _ = split_message_run()
+    run.write(tmp_path / "once" / "run-old.jsonl")
+    replayed = copy.deepcopy(run)
+    end = replayed.events.pop()
+    replayed.events += copy.deepcopy(run.events[1:6])  # the three lines and both results again
+    replayed.events.append(end)
+    replayed.write(tmp_path / "twice" / "run-old.jsonl")
+    out = []
+    for folder in ("once", "twice"):
+        [t] = discover(str(tmp_path / folder)).transcripts
+        verdict, collector = judge(t.kind, t.files)
+        out.append((verdict.to_dict(), collector.tools, measure(verdict, collector)))
+    assert out[0] == out[1]
+    assert out[0][0]["answered"] == 1
