@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,7 @@ from .readers.codex import looks_like_rollout, session_identity
 from .readers.gemini import SKILL_EXTRACTION, looks_like_session
 from .sources import (
     MEMBER_ERRORS,
+    SIDECAR_SUFFIXES,
     SKIP_DIRS,
     TURN,
     ArchiveError,
@@ -397,11 +398,7 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         rels = tuple(actual[f] for f in (rel, *turn_files, *subs))
         # The report names every file a transcript was read from, sidecars included.
         # (A test first, not in the generator: most transcripts have no subagent at all.)
-        metas = (
-            tuple(meta for f in subs if has_sidecar(meta := f[: -len(".jsonl")] + ".meta.json"))
-            if subs and kind == "interactive"
-            else ()
-        )
+        metas = tuple(_sidecars(subs, has_sidecar)) if subs and kind == "interactive" else ()
         # Arms, groups and runs repeat across thousands of transcripts: one string each.
         arm, group, run = sys.intern(arm), sys.intern(group), sys.intern(run)
         campaign.transcripts.append(
@@ -412,6 +409,15 @@ def discover(root: str, pattern: re.Pattern[str] | None = None) -> Campaign:
         campaign.transcripts.sort(key=lambda t: order[logical_name(t.path)])
     campaign.ignored.sort(key=lambda d: d["path"])
     return campaign
+
+
+def _sidecars(subs: list[str], has_sidecar: Callable[[str], bool]) -> Iterator[str]:
+    """The ``.meta.json`` sidecar of each subagent file that has one (or its ``.gz``)."""
+    for f in subs:
+        stem = f[: -len(".jsonl")]
+        meta = next((m for suffix in SIDECAR_SUFFIXES if has_sidecar(m := stem + suffix)), None)
+        if meta is not None:
+            yield meta
 
 
 def _agent_children(

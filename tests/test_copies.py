@@ -5,9 +5,13 @@ work sent to a running subagent, and compressed sidecars."""
 from __future__ import annotations
 
 import copy
+import gzip
+import tarfile
 from pathlib import Path
 
-from real_shapes import split_message_run
+import pytest
+from builders import Run
+from real_shapes import AGENT17, SID, delegating_parent, split_message_run, subagent, write_subagent
 
 from pytest_explore_suff import discover, judge
 from pytest_explore_suff.report import measure
@@ -46,3 +50,37 @@ def test_a_real_replay_of_a_split_message_still_counts_once(tmp_path: Path) -> N
         out.append((verdict.to_dict(), collector.tools, measure(verdict, collector)))
     assert out[0] == out[1]
     assert out[0][0]["answered"] == 1
+
+
+# --- compressed sidecars ------------------------------------------------------------------------
+
+
+def _gzip_tree(root: Path) -> None:
+    """What ``gzip -r root`` does: every file replaced by ``<name>.gz``."""
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        path.with_name(path.name + ".gz").write_bytes(gzip.compress(path.read_bytes()))
+        path.unlink()
+
+
+@pytest.mark.parametrize("archived", [False, True], ids=["folder", "tar.gz"])
+def test_a_gzipped_meta_sidecar_is_read_like_the_plain_one(tmp_path: Path, archived: bool) -> None:
+    """A campaign gzipped with ``gzip -r``: the subagent's ``.meta.json.gz`` links it by its
+    ``toolUseId`` (nothing else does: no result, no progress line, another prompt)."""
+    project = tmp_path / "project"
+    parent, agent = delegating_parent()
+    parent.write(project / f"{SID}.jsonl")
+    sub = subagent(AGENT17, "a prompt the call does not carry", (Run.use("Grep", pattern="etag"), "lib/x.js"))
+    write_subagent(project, sub, "subagents", meta={"agentType": "Explore", "toolUseId": agent["id"]})
+    _gzip_tree(project)
+    root = project
+    if archived:
+        root = tmp_path / "campaign.tar.gz"
+        with tarfile.open(root, "w:gz") as tar:
+            tar.add(project, arcname="project")
+    [t] = discover(str(root)).transcripts
+    meta = f"{SID}/subagents/agent-{AGENT17}.meta.json.gz"
+    assert t.rel_files[-1] == meta
+    verdict, collector = judge(t.kind, t.files, archive=t.archive)
+    [call] = verdict.calls
+    assert (call.bucket, call.next) == ("search", "Agent → Grep")
+    assert collector.warnings == []

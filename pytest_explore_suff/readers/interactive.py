@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..events import DELEGATION_TOOLS, Action, Collector, result_text
-from ..sources import logical_name
+from ..sources import SIDECAR_SUFFIXES, ArchiveError, logical_name
 from .base import Replays, events, is_progress, unlinked_child
 
 # Compact JSON from Claude Code, but tolerate other writers' spacing.
@@ -59,16 +60,20 @@ def agent_id_of(path: str) -> str:
 
 
 def _meta(path: str, collector: Collector) -> dict[str, Any]:
-    meta_path = logical_name(path)[: -len(".jsonl")] + ".meta.json"
-    try:
-        with collector.open_file(meta_path) as fh:
-            meta = json.loads(fh.read(1 << 20))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError, RecursionError):
-        collector.warnings.append(f"{os.path.basename(meta_path)}: unreadable, ignored")
-        return {}
-    return meta if isinstance(meta, dict) else {}
+    """A subagent file's ``agent-<id>.meta.json`` sidecar, or its ``.gz`` (``gzip -r``)."""
+    stem = logical_name(path)[: -len(".jsonl")]
+    for suffix in SIDECAR_SUFFIXES:
+        meta_path = stem + suffix
+        try:
+            with collector.open_file(meta_path) as fh:
+                meta = json.loads(fh.read(1 << 20))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError, RecursionError, EOFError, zlib.error, ArchiveError):
+            collector.warnings.append(f"{os.path.basename(meta_path)}: unreadable, ignored")
+            return {}
+        return meta if isinstance(meta, dict) else {}
+    return {}
 
 
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
