@@ -18,6 +18,10 @@ from .shell import invokes
 from .sources import Opener, open_path
 
 DELEGATION_TOOLS = frozenset({"Agent", "Task"})
+#: Claude Code 2.1.77+: new work for a running (or finished) subagent, ``{to, message}``.
+SEND_MESSAGE = "SendMessage"
+_SEND_TARGETS = ("to", "recipient", "agentId", "agent_id")
+_SEND_TEXTS = ("message", "content", "prompt")
 READ_TOOLS = frozenset({"Read", "NotebookRead"})
 SEARCH_TOOLS = frozenset({"Grep", "Glob"})
 SHELL_TOOLS = frozenset({"Bash", "BashOutput"})
@@ -249,6 +253,11 @@ class Collector:
     delegations: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: ``input.description`` of each Task/Agent call, to tell apart calls with one prompt.
     descriptions: dict[str, str] = field(default_factory=dict)
+    #: New work for a subagent already spawned (``Task``/``Agent`` with ``resume``,
+    #: ``SendMessage``), by call id: (the tool, the agent id or name it names, its message).
+    sends: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    #: Task/Agent calls by the ``name`` they gave their agent (``SendMessage`` can use it).
+    agent_names: dict[str, str] = field(default_factory=dict)
     runs: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     #: D6: ids of calls of the tool family, and ids whose result said RACE_MARKER.
@@ -313,13 +322,31 @@ class Collector:
         actions.append(Action(thread, message, tid, name, arg))
         if self.spec.family in name:
             self.family_ids.add(tid)
-        if name in DELEGATION_TOOLS and isinstance(data, dict) and isinstance(data.get("description"), str):
-            self.descriptions[tid] = data["description"]
+        if (name in DELEGATION_TOOLS or name == SEND_MESSAGE) and isinstance(data, dict):
+            self._delegation(tid, name, data)
         if self.spec.explore in name:
             self._want(tid)
         elif name == "Bash" and invokes(arg, self.spec.family):
             self._want(tid)
             self.cli_ids.add(tid)
+
+    def _delegation(self, tid: str, name: str, data: dict[str, Any]) -> None:
+        """A Task/Agent call's description and name; a resume or a SendMessage: new work
+        for a subagent spawned before, judged through it once the reader links it."""
+        if name == SEND_MESSAGE:
+            target = next((data[k] for k in _SEND_TARGETS if isinstance(data.get(k), str)), None)
+            message = next((data[k] for k in _SEND_TEXTS if isinstance(data.get(k), str)), None)
+            if target and message is not None:  # a structured message (a shutdown request) is no work
+                self.sends[tid] = (name, target, message)
+            return
+        if isinstance(data.get("description"), str):
+            self.descriptions[tid] = data["description"]
+        resume = data.get("resume")
+        if isinstance(resume, str) and resume:
+            prompt = data.get("prompt")
+            self.sends[tid] = (name, resume, prompt if isinstance(prompt, str) else "")
+        elif isinstance(label := data.get("name"), str) and label:
+            self.agent_names.setdefault(label, tid)
 
     def _want(self, tid: str) -> None:
         self.wanted.add(tid)

@@ -10,11 +10,25 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from builders import Run
-from real_shapes import AGENT17, SID, delegating_parent, split_message_run, subagent, write_subagent
+from builders import EXPLORE, Run, response
+from real_shapes import (
+    AGENT17,
+    SID,
+    RealSession,
+    delegating_parent,
+    split_message_run,
+    subagent,
+    write_subagent,
+)
 
-from pytest_explore_suff import discover, judge
+from pytest_explore_suff import Collector, Verdict, discover, judge
 from pytest_explore_suff.report import measure
+
+
+def judge_dir(root: Path) -> tuple[Verdict, Collector]:
+    """The one transcript campaign discovery finds under ``root``, judged."""
+    [t] = discover(str(root)).transcripts
+    return judge(t.kind, t.files, archive=t.archive)
 
 
 def test_lines_sharing_a_uuid_with_different_content_are_all_read(tmp_path: Path) -> None:
@@ -84,3 +98,58 @@ def test_a_gzipped_meta_sidecar_is_read_like_the_plain_one(tmp_path: Path, archi
     [call] = verdict.calls
     assert (call.bucket, call.next) == ("search", "Agent → Grep")
     assert collector.warnings == []
+
+
+# --- new work for a running subagent (D9 for Claude Code) ------------------------------------------
+
+
+def _resumed_subagent(prompt: str, follow_up: str) -> RealSession:
+    """A subagent file whose agent did its first task (a Grep), then was given more work
+    (``follow_up``, a new user prompt in its own file) and Read a file for it."""
+    sub = subagent(AGENT17, prompt, (Run.use("Grep", pattern="etag"), "lib/utils.js"))
+    sub.message({"type": "text", "text": "found it"})
+    sub.prompt(follow_up)
+    sub.step(Run.use("Read", file_path="/r/lib/response.js"), "function send() {}")
+    return sub
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        pytest.param({"name": "Task", "resume": AGENT17, "prompt": "now read where send sets it"}, id="Task-resume"),
+        pytest.param({"name": "SendMessage", "to": AGENT17, "message": "now read where send sets it"}, id="SendMessage"),
+    ],
+)
+def test_new_work_sent_to_a_subagent_is_judged_by_its_next_action(tmp_path: Path, how: dict[str, str]) -> None:
+    """SendMessage / Task(resume=...) to a subagent is a delegation (D9, as Codex send_input):
+    an explore right before it is judged by what the subagent did after that message."""
+    parent, agent = delegating_parent()
+    parent.result(agent, "done", toolUseResult={"agentId": AGENT17, "status": "completed"})
+    parent.step(Run.use(EXPLORE, query="who sets ETag"), response(["lib/response.js"]))
+    name, fields = how["name"], {k: v for k, v in how.items() if k != "name"}
+    send = Run.use(name, **fields)
+    parent.message(send)
+    parent.result(send, "done")
+    parent.write(tmp_path / f"{SID}.jsonl")
+    write_subagent(tmp_path, _resumed_subagent("find where send sets ETag", how.get("prompt") or how["message"]),
+                   "subagents")  # fmt: skip
+    verdict, collector = judge_dir(tmp_path)
+    first, second = verdict.calls
+    assert (first.bucket, first.next) == ("search", "Agent → Grep")
+    assert (second.bucket, second.next) == ("read_returned", f"{name} → Read response.js")
+    assert collector.warnings == []
+
+
+def test_new_work_for_a_subagent_that_is_not_there_is_moved_on_with_a_warning(tmp_path: Path) -> None:
+    parent, agent = delegating_parent()
+    parent.result(agent, "done", toolUseResult={"agentId": AGENT17, "status": "completed"})
+    parent.step(Run.use(EXPLORE, query="who sets ETag"), response(["lib/response.js"]))
+    send = Run.use("SendMessage", to="someone-else", message="go on")
+    parent.message(send)
+    parent.write(tmp_path / f"{SID}.jsonl")
+    write_subagent(tmp_path, _resumed_subagent("find where send sets ETag", "more"), "subagents")
+    verdict, collector = judge_dir(tmp_path)
+    assert (verdict.calls[1].bucket, verdict.calls[1].next) == ("sufficient", "SendMessage")
+    assert collector.warnings == [
+        f"SendMessage call {send['id']}: no subagent someone-else in the transcript; judged as moved on"
+    ]
