@@ -295,6 +295,16 @@ class Collector:
     main_file: bool = True
     #: every result's text is kept (the re-read after a result came before its call)
     keep_texts: bool = False
+    #: Sessions this session log holds a copy of (older ``--resume``, ``--fork-session``):
+    #: session id -> the transcript that judges their lines ("": this one). Discovery's.
+    copy_sessions: dict[str, str] = field(default_factory=dict)
+    #: the copied session whose line is being read (the reader sets it), else None
+    copying: str | None = None
+    #: ids of copied calls another transcript judges: in their thread (their returned files
+    #: are "earlier" for later explores, their results are in this window), never judged here
+    copied: set[str] = field(default_factory=set)
+    #: per copied session: the record's ``copies`` entry (lines, first and last line, calls)
+    copies: dict[str, dict[str, Any]] = field(default_factory=dict)
     _requests: set[str] = field(default_factory=set)
     _anon: int = 0
 
@@ -312,7 +322,12 @@ class Collector:
         if not isinstance(message, str) or not message:
             # No message id: the block is a message of its own.
             message = f"#msg-{tid}"
-        self.tools[tool_kind(name, self.spec)] += 1
+        copied = False
+        if self.copying is not None:
+            self.copies[self.copying]["calls"] += 1
+            if self.copy_sessions[self.copying]:  # judged in its own session's transcript
+                copied = True
+                self.copied.add(tid)
         self.families[tid] = family(name, self.spec)
         data = block.get("input")
         arg = _arg(name, data, self.spec)
@@ -320,6 +335,13 @@ class Collector:
         if actions is None:
             actions = self.threads[thread] = []
         actions.append(Action(thread, message, tid, name, arg))
+        if copied:
+            # Counted, flagged and judged once, where it was made; an explore's response is
+            # still read: its returned files are "earlier" for this session's explores.
+            if self.spec.explore in name:
+                self._want(tid)
+            return
+        self.tools[tool_kind(name, self.spec)] += 1
         if self.spec.family in name:
             self.family_ids.add(tid)
         if (name in DELEGATION_TOOLS or name == SEND_MESSAGE) and isinstance(data, dict):
@@ -329,6 +351,20 @@ class Collector:
         elif name == "Bash" and invokes(arg, self.spec.family):
             self._want(tid)
             self.cli_ids.add(tid)
+
+    def copy_line(self, session: str, line: int) -> None:
+        """A line of a copied session (``copy_sessions``): counted for the record, and the
+        lines after it are read as a copy until the reader says otherwise."""
+        entry = self.copies.get(session)
+        if entry is None:
+            judged_in = self.copy_sessions[session]
+            entry = self.copies[session] = {
+                "session": session, "judged_in": judged_in or None,
+                "lines": 0, "first_line": line, "last_line": line, "calls": 0,
+            }  # fmt: skip
+        entry["lines"] += 1
+        entry["last_line"] = line
+        self.copying = session
 
     def _delegation(self, tid: str, name: str, data: dict[str, Any]) -> None:
         """A Task/Agent call's description and name; a resume or a SendMessage: new work

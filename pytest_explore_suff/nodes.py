@@ -128,7 +128,9 @@ class TranscriptItem(pytest.Item):
         settings = self.config.stash[settings_key]
         t = self.transcript
         try:
-            verdict, collector = judge(t.kind, t.files, settings.spec, t.archive, max_line=settings.max_line)
+            verdict, collector = judge(
+                t.kind, t.files, settings.spec, t.archive, max_line=settings.max_line, copies=dict(t.copies)
+            )
         except TranscriptError as exc:
             self.record = record(t, status="error", reason=str(exc))
             raise

@@ -187,6 +187,8 @@ def content_key(event: dict[str, Any]) -> int:
     if isinstance(message, dict):
         content = message.get("content")
         if isinstance(content, list):
+            if len(content) == 1:  # Claude Code writes one block a line
+                return hash(_block_key(content[0]))
             return hash(tuple(map(_block_key, content)))
         return hash(_block_key(content))
     return hash(compact_json({k: v for k, v in event.items() if k not in BOOKKEEPING_KEYS}))

@@ -72,6 +72,20 @@ def _input(collector: Collector, sub: _Subagent, prompt: str) -> None:
     sub.inputs.append((prompt, len(collector.threads.get(sub.thread, ()))))
 
 
+def _copy_note(copy: dict[str, Any]) -> str:
+    """What the record's ``copies`` entry says, for the warnings."""
+    where = f"lines {copy['first_line']}-{copy['last_line']} ({copy['lines']} lines, {copy['calls']} calls)"
+    if copy["judged_in"] is None:
+        return (
+            f"{where} are a copy of session {copy['session']} (a resumed or forked session), "
+            "which is not in the campaign: judged here"
+        )
+    return (
+        f"{where} are a copy of session {copy['session']} (a resumed or forked session): its calls are "
+        f"judged in {copy['judged_in']}; this session's window (occupancy) still holds them"
+    )
+
+
 def agent_id_of(path: str) -> str:
     """``agent-abc123.jsonl`` -> ``abc123``."""
     name = logical_name(os.path.basename(path))
@@ -111,9 +125,17 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         # A progress line embeds a subagent's message: its isSidechain is not the line's.
         return _SIDECHAIN.search(line) is not None and not is_progress(line)
 
+    copies = collector.copy_sessions
     for event in events(main, collector, decode_all=decode_all, also=sidechain, links=True):
         if not fresh(event):
             continue
+        if copies:
+            # A line of another session (a resumed or forked session's copy of it).
+            sid = event.get("sessionId")
+            if isinstance(sid, str) and sid in copies:
+                collector.copy_line(sid, collector.lines)
+            else:
+                collector.copying = None
         if event.get("type") == "progress":
             collector.progress(event)
             continue
@@ -141,6 +163,8 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             collector.event(event, sub.thread)
         else:
             collector.event(event, "main")
+
+    collector.copying = None
 
     in_files: list[_Subagent] = []
     # Subagent files are other windows (M1): only what can change a verdict is decoded.
@@ -175,6 +199,8 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     if collector.sends:
         _link_sends(collector, subs)
     collector.order_by_spawn()
+    for copy in sorted(collector.copies.values(), key=lambda c: c["first_line"]):
+        collector.warnings.append(_copy_note(copy))
 
 
 def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagent]) -> None:
@@ -218,12 +244,16 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
         if not prompt:
             return None
         taken = claimed_by_present if sub.inline and sub.agent_id is None else claimed
+        # A subagent file of this transcript is this session's: a copied call (judged in its
+        # own session) did not spawn it. An inline sidechain can sit in the copy.
+        copied = () if sub.inline else collector.copied
         return next(
             (
                 d
                 for d in delegations
                 if d.id not in linked
                 and d.id not in taken
+                and d.id not in copied
                 and d.arg.strip() == prompt
                 and (description is None or collector.descriptions.get(d.id) == description)
             ),
@@ -300,18 +330,18 @@ def _link_sends(collector: Collector, subs: list[_Subagent]) -> None:
     claimed: dict[int, set[int]] = {}
     for call_id in sorted(collector.sends, key=collector.seen_tool_ids.__getitem__):
         tool, target, message = collector.sends[call_id]
-        sub = by_target.get(target)
-        if sub is None:
+        to = by_target.get(target)
+        if to is None:
             collector.warnings.append(
                 f"{tool} call {call_id}: no subagent {target} in the transcript; judged as moved on"
             )
             continue
-        taken = claimed.setdefault(id(sub), {0})
+        taken = claimed.setdefault(id(to), {0})
         text = message.strip()
-        free = [i for i in range(len(sub.inputs)) if i not in taken]
-        at = next((i for i in free if sub.inputs[i][0].strip() == text), None)
+        free = [i for i in range(len(to.inputs)) if i not in taken]
+        at = next((i for i in free if to.inputs[i][0].strip() == text), None)
         if at is None and text:
-            at = next((i for i in free if text in sub.inputs[i][0]), None)
+            at = next((i for i in free if text in to.inputs[i][0]), None)
         if at is None and free:
             at = free[0]
         if at is None:
@@ -320,4 +350,4 @@ def _link_sends(collector: Collector, subs: list[_Subagent]) -> None:
             )
             continue
         taken.add(at)
-        collector.delegations[call_id] = (sub.key or sub.thread, sub.inputs[at][1])
+        collector.delegations[call_id] = (to.key or to.thread, to.inputs[at][1])
