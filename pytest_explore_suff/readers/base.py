@@ -158,19 +158,24 @@ BOOKKEEPING_KEYS = frozenset(
 )  # fmt: skip
 
 
-def _block_key(block: Any) -> Any:
+def _block_key(block: Any) -> int:
     """What one content block says, cheaply: a call or a result is its id (ids are unique
-    to one call), a text its string's hash; anything else its compact JSON's hash."""
+    to one call), a text its string's hash; anything else its compact JSON's hash.
+    (No tuples: this runs on every line that carries a uuid.)"""
     if isinstance(block, dict):
         kind = block.get("type")
         if kind == "tool_use":
-            return (kind, block.get("id"), block.get("name"))
-        if kind == "tool_result":
-            return (kind, block.get("tool_use_id"), block.get("is_error"))
-        if kind == "text" or kind == "thinking":
+            tid = block.get("id")
+            if isinstance(tid, str):
+                return hash(tid)
+        elif kind == "tool_result":
+            tid = block.get("tool_use_id")
+            if isinstance(tid, str):  # its call's id, told apart from the call's own key
+                return ~hash(tid) if block.get("is_error") is True else -hash(tid)
+        elif kind == "text" or kind == "thinking":
             value = block.get(kind)
             if isinstance(value, str):
-                return (kind, hash(value))
+                return hash(value)
     elif isinstance(block, str):
         return hash(block)
     return hash(compact_json(block))
@@ -188,9 +193,9 @@ def content_key(event: dict[str, Any]) -> int:
         content = message.get("content")
         if isinstance(content, list):
             if len(content) == 1:  # Claude Code writes one block a line
-                return hash(_block_key(content[0]))
+                return _block_key(content[0])
             return hash(tuple(map(_block_key, content)))
-        return hash(_block_key(content))
+        return _block_key(content)
     return hash(compact_json({k: v for k, v in event.items() if k not in BOOKKEEPING_KEYS}))
 
 
