@@ -9,7 +9,7 @@ The library layer imports nothing from pytest (only the pytest side does: ``plug
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib.metadata import PackageNotFoundError, version
 
 from .buckets import BUCKETS, KEYS
@@ -40,19 +40,22 @@ def judge(
     *,
     max_line: int | None = None,
     readers: Readers | None = None,
+    copies: Mapping[str, str] | None = None,
 ) -> tuple[Verdict, Collector]:
     """Read one transcript and judge its explore calls (``files`` are members of ``archive`` if given).
 
     An archive is read through the running session's sources, or opened and
     closed here. ``max_line``: lines longer than this many bytes are corrupt
     (default `readers.base.MAX_LINE`). ``readers``: the readers ``kind`` is looked up in
-    (the built-in ones when None).
+    (the built-in ones when None). ``copies``: a session log's copied sessions and the
+    transcript that judges each ("" for this one), as discovery found them
+    (`Transcript.copies`).
     """
     own = ArchiveSource(archive) if archive is not None and active_sources() is None else None
     token = base.max_line.set(max_line) if max_line is not None else None
     try:
         open_file = own.open if own is not None else opener(archive)
-        collector = load(kind, [str(f) for f in files], spec or ToolSpec(), open_file, readers)
+        collector = load(kind, [str(f) for f in files], spec or ToolSpec(), open_file, readers, copies)
     finally:
         if token is not None:
             base.max_line.reset(token)

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ from .readers.codex import session_identity
 from .readers.gemini import SKILL_EXTRACTION
 from .sources import (
     MEMBER_ERRORS,
+    SIDECAR_SUFFIXES,
     SKIP_DIRS,
     TURN,
     ArchiveError,
@@ -45,6 +46,12 @@ _SNIFF_LINE_BYTES = 1 << 20
 #: A JSON document (Gemini CLI) is told by its first bytes: it may be pretty-printed.
 _SNIFF_DOCUMENT_BYTES = 1 << 13
 _SESSION_ID_VALUE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]*)"')
+#: An interactive session log's own name: ``<session-uuid>.jsonl``.
+SESSION_FILE = re.compile(r"^[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\.jsonl$")
+#: Where `sniff` puts the session id of a session log's first conversation line.
+CONVERSATION = "\x00conversation"
+_CONVERSATION_LINES = 64  # bookkeeping lines a session file can start with
+_CONVERSATION_HEAD = 4096  # Claude Code writes ``sessionId`` before the message
 #: Gemini CLI writes the user's prompts beside its sessions: not a transcript.
 PROMPT_LOG = "logs.json"
 #: Cursor's agent transcripts (``~/.cursor/projects/<p>/agent-transcripts/``) have no call
@@ -71,6 +78,10 @@ class Transcript:
     agent: str = "claude"  # "claude" | "codex" | "gemini", or what --explore-suff-pattern names
     root: str = ""  # the campaign directory (not an archive's)
     read: int = 1  # how many of ``rel_files`` are read
+    #: A session log that holds a copy of other sessions' lines (older ``--resume``,
+    #: ``--fork-session``): (copied session id, the transcript path that judges its lines,
+    #: or "" when this one does: that session is not in the campaign).
+    copies: tuple[tuple[str, str], ...] = ()
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -126,10 +137,31 @@ def sniff(
                 if not isinstance(obj, dict):
                     continue
                 if (claimed := readers.by_line(obj)) is not None:
+                    session_file = SESSION_FILE.match(logical_name(os.path.basename(path)))
+                    if claimed.name == "interactive" and session_file:
+                        obj[CONVERSATION] = _conversation(obj, fh)
                     return claimed.name, obj
     except (OSError, ArchiveError, *MEMBER_ERRORS):
         return UNREADABLE, None
     return None, None
+
+
+def _conversation(first: dict[str, Any], fh: Any) -> str | None:
+    """The ``sessionId`` of a session log's first conversation line (one with a
+    ``parentUuid``; the bookkeeping lines a file starts with have none, and may name the
+    new session): a copied session's file starts with the old session's lines.
+    Read as bytes, up to `_CONVERSATION_LINES` lines past the first event."""
+    sid = first.get("sessionId")
+    if "parentUuid" in first:
+        return sid if isinstance(sid, str) else None
+    for _ in range(_CONVERSATION_LINES):
+        line = fh.readline(_SNIFF_LINE_BYTES)
+        if not line:
+            break
+        if line.find(b'"parentUuid"', 0, _CONVERSATION_HEAD) != -1:
+            m = _SESSION_ID_VALUE.search(line, 0, _CONVERSATION_HEAD)
+            return m.group(1).decode("utf-8", "replace") if m else None
+    return None
 
 
 def sniff_document(
@@ -299,7 +331,10 @@ def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers
             # and of a flat agent-*.jsonl (its session); a Claude transcript's (its init line,
             # kilobytes of tool lists) is not held through discovery, for every file.
             if kind in ("stream-json", "interactive") and not logical.rpartition("/")[2].startswith("agent-"):
-                event = None
+                # A session log keeps only where its conversation starts: in another session
+                # when it is a copy (`_copies`).
+                conversation = event.get(CONVERSATION) if event is not None else None
+                event = {CONVERSATION: conversation} if conversation is not None else None
             sniffed[logical] = (kind, event)
         return sniffed[logical]
 
@@ -341,16 +376,24 @@ def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers
     # Sniff in listing order (for an archive, its order): first lines only.
     for rel in sorted([*mains, *flat_agents], key=order.__getitem__):
         sniff_rel(rel)
+    # Sessions copied into a new file (older --resume, --fork-session), and who holds the
+    # subagents of a copied session whose own file is not in the campaign.
+    copies, holders = _copies(mains, sniff_rel)
     for rel in flat_agents:
         _, event = sniff_rel(rel)
         sid = event.get("sessionId") if event else None
         owner = "/".join([*rel.split("/")[:-1], f"{sid}.jsonl"]) if isinstance(sid, str) else None
         if owner in present:
             subagents[owner].append(rel)
+        elif owner in holders:
+            subagents[holders[owner]].append(rel)
         else:
             mains.append(rel)
     for session in [s for s in subagents if s not in present]:
-        mains.extend(subagents.pop(session))
+        if session in holders:
+            subagents[holders[session]].extend(subagents.pop(session))
+        else:
+            mains.extend(subagents.pop(session))
     for child, parent in _agent_children(mains, sniff_rel, order, notes).items():
         subagents[parent].append(child)
     if subagents:
@@ -407,21 +450,28 @@ def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers
         rels = tuple(actual[f] for f in (rel, *turn_files, *subs))
         # The report names every file a transcript was read from, sidecars included.
         # (A test first, not in the generator: most transcripts have no subagent at all.)
-        metas = (
-            tuple(meta for f in subs if has_sidecar(meta := f[: -len(".jsonl")] + ".meta.json"))
-            if subs and kind == "interactive"
-            else ()
-        )
+        metas = tuple(_sidecars(subs, has_sidecar)) if subs and kind == "interactive" else ()
         # Arms, groups and runs repeat across thousands of transcripts: one string each.
         arm, group, run = sys.intern(arm), sys.intern(group), sys.intern(run)
         campaign.transcripts.append(
             Transcript(shown_path, kind, arm, group, run, tuple(notes.get(rel, ())), rels + metas, archive,
-                       agent, "" if archive is not None else root, len(rels))
+                       agent, "" if archive is not None else root, len(rels),
+                       tuple((sid, actual[by] if by else "") for sid, by in copies.get(rel, ()))
+                       if kind == "interactive" else ())
         )  # fmt: skip
     if archive is not None:  # items in archive order: a .tar.gz is then read front to back
         campaign.transcripts.sort(key=lambda t: order[logical_name(t.path)])
     campaign.ignored.sort(key=lambda d: d["path"])
     return campaign
+
+
+def _sidecars(subs: list[str], has_sidecar: Callable[[str], bool]) -> Iterator[str]:
+    """The ``.meta.json`` sidecar of each subagent file that has one (or its ``.gz``)."""
+    for f in subs:
+        stem = f[: -len(".jsonl")]
+        meta = next((m for suffix in SIDECAR_SUFFIXES if has_sidecar(m := stem + suffix)), None)
+        if meta is not None:
+            yield meta
 
 
 def _agent_children(
@@ -488,6 +538,54 @@ def _agent_children(
     return roots
 
 
+def _copies(
+    mains: list[str], sniff_rel: Callable[[str], tuple[str | None, dict[str, Any] | None]]
+) -> tuple[dict[str, tuple[tuple[str, str], ...]], dict[str, str]]:
+    """Session logs that start with a copy of another session, and who judges its lines.
+
+    A session resumed or forked into a new file (older ``--resume``, ``--fork-session``)
+    starts with the old session's lines, which keep their ``sessionId``: its first
+    conversation line names the session it copies (in a chain of resumes, the first).
+    The files of one folder that start in one session are one family. Each call is
+    judged once, in the session that made it: a line whose ``sessionId`` is another
+    session file of the family is a copy, judged there. When the first session's own
+    file is not in the campaign, the family's first file (by path) judges its lines, and
+    holds its subagent files (``<session>/subagents/``, flat ``agent-*.jsonl``).
+
+    Returns (copies per session file, the holder of each absent session's
+    ``<dir>/<session>.jsonl``). Only the family's members are named: a folder of
+    thousands of sessions does not give each the names of all the others.
+    """
+    families: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for rel in mains:
+        folder, _, name = rel.rpartition("/")
+        if not SESSION_FILE.match(name):
+            continue
+        kind, event = sniff_rel(rel)
+        started = event.get(CONVERSATION) if kind == "interactive" and event is not None else None
+        own = name[: -len(".jsonl")]
+        families[(folder, started if isinstance(started, str) and started else own)].append(rel)
+    copies: dict[str, tuple[tuple[str, str], ...]] = {}
+    holders: dict[str, str] = {}
+    for (folder, first), members in families.items():
+        first_file = f"{folder}/{first}.jsonl" if folder else f"{first}.jsonl"
+        if len(members) == 1 and members[0] == first_file:
+            continue  # a session of its own: the common case
+        members.sort()
+        holder = first_file if first_file in members else members[0]
+        if holder != first_file:
+            holders[first_file] = holder
+        for rel in members:
+            if rel == first_file:
+                continue  # the first session holds no copy
+            own = rel.rpartition("/")[2][: -len(".jsonl")]
+            pairs = [(o.rpartition("/")[2][: -len(".jsonl")], o) for o in members if o != rel]
+            if first_file not in members:
+                pairs.append((first, "" if rel == holder else holder))
+            copies[rel] = tuple(sorted((sid, by) for sid, by in pairs if sid != own))
+    return copies, holders
+
+
 def _jsonl(rel: str) -> bool:
     return logical_name(rel).endswith(".jsonl")
 
@@ -501,10 +599,12 @@ def to_wire(campaign: Campaign) -> dict[str, Any]:
     }
 
 
+def _tuples(value: Any) -> Any:
+    """A field as `Transcript` holds it: lists (as a wire may carry tuples) are tuples."""
+    return tuple(map(_tuples, value)) if isinstance(value, (list, tuple)) else value
+
+
 def from_wire(data: dict[str, Any]) -> Campaign:
     """The campaign `to_wire` shipped: the controller's one discovery, on a worker."""
-    transcripts = [
-        Transcript(*[tuple(v) if isinstance(v, list) else v for v in fields])  # type: ignore[arg-type]
-        for fields in data["transcripts"]
-    ]
+    transcripts = [Transcript(*[_tuples(v) for v in fields]) for fields in data["transcripts"]]
     return Campaign(data["root"], transcripts, list(data["ignored"]))

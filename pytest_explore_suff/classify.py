@@ -395,14 +395,21 @@ def classify(collector: Collector) -> Verdict:
                     earlier = []  # the next run in the file is another session: it saw none of them
                 continue
             result = collector.results.get(action.id)
+            copied = action.id in collector.copied
             if result is None or result.is_error:
-                verdict.errored += 1
+                if not copied:
+                    verdict.errored += 1
                 continue
             text = result.text
             # Distinct paths: a file shipped in two sections is one returned file.
             found = marks(text)
-            collector.marks[action.id] = found  # the allocation metric reads the same sections
             returned = tuple(dict.fromkeys(norm_path(m[2]) for m in found))
+            if copied:
+                # Judged in the session that made it (a resumed or forked session's copy);
+                # here the agent has seen its response all the same.
+                earlier.extend(returned)
+                continue
+            collector.marks[action.id] = found  # the allocation metric reads the same sections
             truncated = _PERSISTED_AT_START.match(text) is not None
             saved = SAVED_TO.search(text) if truncated else None
             response = _Response(text, returned, tuple(earlier), norm_path(saved.group(1)) if saved else None)

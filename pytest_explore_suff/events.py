@@ -18,6 +18,10 @@ from .shell import invokes
 from .sources import Opener, open_path
 
 DELEGATION_TOOLS = frozenset({"Agent", "Task"})
+#: Claude Code 2.1.77+: new work for a running (or finished) subagent, ``{to, message}``.
+SEND_MESSAGE = "SendMessage"
+_SEND_TARGETS = ("to", "recipient", "agentId", "agent_id")
+_SEND_TEXTS = ("message", "content", "prompt")
 READ_TOOLS = frozenset({"Read", "NotebookRead"})
 SEARCH_TOOLS = frozenset({"Grep", "Glob"})
 SHELL_TOOLS = frozenset({"Bash", "BashOutput"})
@@ -249,6 +253,11 @@ class Collector:
     delegations: dict[str, tuple[str, int]] = field(default_factory=dict)
     #: ``input.description`` of each Task/Agent call, to tell apart calls with one prompt.
     descriptions: dict[str, str] = field(default_factory=dict)
+    #: New work for a subagent already spawned (``Task``/``Agent`` with ``resume``,
+    #: ``SendMessage``), by call id: (the tool, the agent id or name it names, its message).
+    sends: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    #: Task/Agent calls by the ``name`` they gave their agent (``SendMessage`` can use it).
+    agent_names: dict[str, str] = field(default_factory=dict)
     runs: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     #: D6: ids of calls of the tool family, and ids whose result said RACE_MARKER.
@@ -286,6 +295,16 @@ class Collector:
     main_file: bool = True
     #: every result's text is kept (the re-read after a result came before its call)
     keep_texts: bool = False
+    #: Sessions this session log holds a copy of (older ``--resume``, ``--fork-session``):
+    #: session id -> the transcript that judges their lines ("": this one). Discovery's.
+    copy_sessions: dict[str, str] = field(default_factory=dict)
+    #: the copied session whose line is being read (the reader sets it), else None
+    copying: str | None = None
+    #: ids of copied calls another transcript judges: in their thread (their returned files
+    #: are "earlier" for later explores, their results are in this window), never judged here
+    copied: set[str] = field(default_factory=set)
+    #: per copied session: the record's ``copies`` entry (lines, first and last line, calls)
+    copies: dict[str, dict[str, Any]] = field(default_factory=dict)
     _requests: set[str] = field(default_factory=set)
     _anon: int = 0
 
@@ -303,7 +322,12 @@ class Collector:
         if not isinstance(message, str) or not message:
             # No message id: the block is a message of its own.
             message = f"#msg-{tid}"
-        self.tools[tool_kind(name, self.spec)] += 1
+        copied = False
+        if self.copying is not None:
+            self.copies[self.copying]["calls"] += 1
+            if self.copy_sessions[self.copying]:  # judged in its own session's transcript
+                copied = True
+                self.copied.add(tid)
         self.families[tid] = family(name, self.spec)
         data = block.get("input")
         arg = _arg(name, data, self.spec)
@@ -311,10 +335,17 @@ class Collector:
         if actions is None:
             actions = self.threads[thread] = []
         actions.append(Action(thread, message, tid, name, arg))
+        if copied:
+            # Counted, flagged and judged once, where it was made; an explore's response is
+            # still read: its returned files are "earlier" for this session's explores.
+            if self.spec.explore in name:
+                self._want(tid)
+            return
+        self.tools[tool_kind(name, self.spec)] += 1
         if self.spec.family in name:
             self.family_ids.add(tid)
-        if name in DELEGATION_TOOLS and isinstance(data, dict) and isinstance(data.get("description"), str):
-            self.descriptions[tid] = data["description"]
+        if (name in DELEGATION_TOOLS or name == SEND_MESSAGE) and isinstance(data, dict):
+            self._delegation(tid, name, data)
         if self.spec.explore in name:
             self._want(tid)
         elif name == "Bash" and invokes(arg, self.spec.family):
@@ -349,6 +380,38 @@ class Collector:
             self.timeline.add(len(text))
             if text.strip():
                 self.last_text = text
+
+    def copy_line(self, session: str, line: int) -> None:
+        """A line of a copied session (``copy_sessions``): counted for the record, and the
+        lines after it are read as a copy until the reader says otherwise."""
+        entry = self.copies.get(session)
+        if entry is None:
+            judged_in = self.copy_sessions[session]
+            entry = self.copies[session] = {
+                "session": session, "judged_in": judged_in or None,
+                "lines": 0, "first_line": line, "last_line": line, "calls": 0,
+            }  # fmt: skip
+        entry["lines"] += 1
+        entry["last_line"] = line
+        self.copying = session
+
+    def _delegation(self, tid: str, name: str, data: dict[str, Any]) -> None:
+        """A Task/Agent call's description and name; a resume or a SendMessage: new work
+        for a subagent spawned before, judged through it once the reader links it."""
+        if name == SEND_MESSAGE:
+            target = next((data[k] for k in _SEND_TARGETS if isinstance(data.get(k), str)), None)
+            message = next((data[k] for k in _SEND_TEXTS if isinstance(data.get(k), str)), None)
+            if target and message is not None:  # a structured message (a shutdown request) is no work
+                self.sends[tid] = (name, target, message)
+            return
+        if isinstance(data.get("description"), str):
+            self.descriptions[tid] = data["description"]
+        resume = data.get("resume")
+        if isinstance(resume, str) and resume:
+            prompt = data.get("prompt")
+            self.sends[tid] = (name, resume, prompt if isinstance(prompt, str) else "")
+        elif isinstance(label := data.get("name"), str) and label:
+            self.agent_names.setdefault(label, tid)
 
     def _want(self, tid: str) -> None:
         self.wanted.add(tid)

@@ -61,6 +61,8 @@ def record(
         "lines": collector.lines if collector else 0,
         "corrupt_lines": collector.corrupt if collector else 0,
         "warnings": warnings,
+        # Lines of other sessions this session log holds a copy of (--resume, --fork-session).
+        "copies": sorted(collector.copies.values(), key=lambda c: c["first_line"]) if collector else [],
         "runs": collector.runs if collector else [],
         "tools": collector.tools if collector else {},
         "calls": v["calls"],

@@ -77,6 +77,15 @@ def is_transcript_name(name: str) -> bool:
     return name.endswith(".jsonl") or (name.endswith(".json") and not name.endswith(".meta.json"))
 
 
+#: The names a Claude subagent's sidecar can have: plain first, then gzipped (``gzip -r``).
+SIDECAR_SUFFIXES = (".meta.json", ".meta.json.gz")
+
+
+def is_sidecar_name(name: str) -> bool:
+    """A Claude subagent's ``.meta.json`` sidecar, plain or gzipped."""
+    return name.endswith(SIDECAR_SUFFIXES)
+
+
 def is_archive(path: str) -> bool:
     return path.lower().endswith(ARCHIVE_SUFFIXES) and os.path.isfile(path)
 
@@ -259,7 +268,7 @@ class ArchiveSource:
         self.path = path
         self.ignored: list[dict[str, str]] = []
         self.files: list[str] = []  # relative names, in archive order
-        self.sidecars: set[str] = set()  # relative names of the subagents' .meta.json files
+        self.sidecars: set[str] = set()  # relative names of the subagents' .meta.json(.gz) files
         self._extract: Callable[[str], BinaryIO]  # a member's stored bytes; FileNotFoundError if none
         self._closers: list[Callable[[], None]] = []
         # Closed by close(), or when garbage collected (a library caller that forgot).
@@ -345,7 +354,7 @@ class ArchiveSource:
             if name.startswith(("/", "\\")) or clean == ".." or clean.startswith("../") or ":" in name[:3]:
                 self.ignored.append({"path": name, "reason": "escapes the archive root, not read"})
                 continue
-            if not (is_transcript_name(clean) or clean.endswith(".meta.json")):
+            if not (is_transcript_name(clean) or is_sidecar_name(clean)):
                 continue
             if not SKIP_DIRS.isdisjoint(clean.split("/")[:-1]):
                 continue  # as a folder's walk never enters them

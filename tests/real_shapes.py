@@ -11,6 +11,7 @@ into one file.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 from pathlib import Path
@@ -180,3 +181,87 @@ def appended_runs() -> list[str]:
          "num_turns": 1, "duration_ms": 300, "total_cost_usd": 0, "session_id": "run-two"}
     )  # fmt: skip
     return first.lines() + second.lines()
+
+
+def split_message_run() -> tuple[Run, dict[str, Any], dict[str, Any]]:
+    """An old stream-json run (M9, formats page "Pitfalls"): one assistant message written
+    as three lines, a text block, an explore call and a Read, sharing one ``message.id``
+    **and one ``uuid``**; then the results, and a Read of the returned file.
+
+    Returns the run, the explore call and the same-message Read call.
+    """
+    run = Run("old-stream")
+    run.events[0]["uuid"] = "u-init"
+    explore = run.explore("where is send")
+    concurrent = run.use("Read", file_path="/r/lib/other.js")
+    usage = {"input_tokens": 1000, "output_tokens": 20}
+    for block in ({"type": "text", "text": "Let me look."}, explore, concurrent):
+        message = {"id": "msg_split", "role": "assistant", "model": "claude-sonnet-4", "content": [block]}
+        run.events.append(
+            {"type": "assistant", "uuid": "u-shared", "session_id": run.session, "parent_tool_use_id": None,
+             "message": {**message, "usage": usage}}
+        )  # fmt: skip
+    run.result(explore, response(["lib/a.js"]))
+    run.events[-1]["uuid"] = "u-explore-result"
+    run.result(concurrent, "R" * 400)
+    run.events[-1]["uuid"] = "u-read-result"
+    read = run.use("Read", file_path="/r/lib/a.js")
+    run.events.append(
+        {"type": "assistant", "uuid": "u-next", "session_id": run.session, "parent_tool_use_id": None,
+         "message": {"id": "msg_next", "role": "assistant", "model": "claude-sonnet-4", "content": [read],
+                     "usage": {"input_tokens": 1400, "output_tokens": 20}}}
+    )  # fmt: skip
+    run.result(read, "function send() {}")
+    run.events[-1]["uuid"] = "u-read2-result"
+    run.finish("lib/a.js sends it")
+    return run, explore, concurrent
+
+
+OLD_SID = "0a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"  # the session resumed or forked
+NEW_SID = "f1e2d3c4-b5a6-4978-8695-a4b3c2d1e0f9"  # its copy, in a new file
+FORK_SID = "c0c0c0c0-1111-4222-8333-444455556666"  # another fork of the same session
+
+
+def with_usage_lines(session: RealSession, ctx: int) -> None:
+    """Give every assistant line of ``session`` that has none a usage of ``ctx`` input tokens."""
+    for line in session.lines:
+        message = line.get("message")
+        if line.get("type") == "assistant" and isinstance(message, dict) and "usage" not in message:
+            message["usage"] = {"input_tokens": ctx, "output_tokens": 10}
+
+
+def resumed_pair() -> tuple[RealSession, RealSession, RealSession, dict[str, dict[str, Any]]]:
+    """A session (explore, Agent, explore, Read) and the new file an older ``--resume`` or a
+    ``--fork-session`` made of it: a copy of every line (uuids, tool_use ids and the old
+    ``sessionId`` kept), then the new session's own turn (an explore, then a Read of a file
+    the copied second explore returned).
+
+    Returns (old session, its subagent, new session, the calls by name).
+    """
+    old = RealSession(OLD_SID)
+    old.header()
+    old.prompt("fix the ETag bug")
+    first = Run.use("mcp__codegraph__codegraph_explore", query="send ETag")
+    old.step(first, response(["lib/response.js"]))
+    agent = Run.use("Agent", prompt="find who calls etag", description="callers", subagent_type="Explore")
+    old.message(agent)
+    old.result(agent, "they are in utils", toolUseResult={"agentId": AGENT17, "status": "completed"})
+    second = Run.use("mcp__codegraph__codegraph_explore", query="etag helper")
+    old.step(second, response(["lib/utils.js"]))
+    old.step(Run.use("Read", file_path="/r/lib/utils.js"), "function etag() {}")
+    old.message({"type": "text", "text": "Fixed in lib/utils.js"})
+    with_usage_lines(old, 1000)
+    sub = subagent(AGENT17, "find who calls etag", (Run.use("Grep", pattern="etag("), "lib/response.js"))
+    sub.id = OLD_SID
+    for line in sub.lines:
+        line["sessionId"] = OLD_SID
+    new = RealSession(NEW_SID)
+    new.lines = [copy.deepcopy(line) for line in old.lines]  # the copy keeps the old session's ids
+    new.parent = old.parent
+    new.prompt("now make it weak")
+    third = Run.use("mcp__codegraph__codegraph_explore", query="weak etag")
+    new.step(third, response(["lib/etag.js"]))
+    new.step(Run.use("Read", file_path="/r/lib/utils.js"), "function etag() {}")
+    new.message({"type": "text", "text": "Done in lib/utils.js"})
+    with_usage_lines(new, 3000)
+    return old, sub, new, {"first": first, "agent": agent, "second": second, "third": third}

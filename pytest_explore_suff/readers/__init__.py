@@ -7,7 +7,7 @@ third party registers its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..events import Collector, ToolSpec
@@ -83,22 +83,25 @@ def load(
     spec: ToolSpec,
     open_file: Opener = open_path,
     readers: Readers | None = None,
+    copies: Mapping[str, str] | None = None,
 ) -> Collector:
     """Read one transcript (all its files) into a `Collector`.
 
-    ``readers``: the run's readers (the built-in ones when None). Raises
+    ``readers``: the run's readers (the built-in ones when None). ``copies``: the
+    sessions a session log holds a copy of (`Transcript.copies`). Raises
     `TranscriptError` subclasses with a one-line reason.
     """
     found = (readers or BUILTIN).get(kind)
     if found is None:
         raise Unreadable(f"no reader named {kind!r} in this run (is the plug-in that registers it loaded?)")
     read = found.read
-    collector = Collector(spec, open_file=open_file)
+    copy_sessions = dict(copies or {})
+    collector = Collector(spec, open_file=open_file, copy_sessions=copy_sessions)
     read(files, collector)
     if collector.missing_results():
         # A result we need came before its call (file order is not causal order),
         # skipped or not kept. Rare: read again, decoding all, keeping every text.
-        collector = Collector(spec, open_file=open_file, keep_texts=True)
+        collector = Collector(spec, open_file=open_file, keep_texts=True, copy_sessions=copy_sessions)
         read(files, collector)
     if not collector.recognized:
         if collector.lines == 0:

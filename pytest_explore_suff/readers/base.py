@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from ..events import RACE_MARKER, Collector
+from ..events import RACE_MARKER, Collector, compact_json
 from ..jsonl import Undecodable, decode
 from ..sources import MEMBER_ERRORS, ArchiveError
 
@@ -154,19 +154,88 @@ def unlinked_child(collector: Collector, label: str, call: str) -> None:
     )
 
 
+#: Keys that say where and when a line was written, not what it says: a line without a
+#: ``message`` is compared less these (M9). A copy into a resumed or forked session
+#: re-chains ``parentUuid`` and can carry another session's id.
+BOOKKEEPING_KEYS = frozenset(
+    {
+        "uuid", "parentUuid", "logicalParentUuid", "agentId", "isSidechain", "promptId", "slug",
+        "sessionId", "session_id", "timestamp", "cwd", "version", "gitBranch", "userType",
+    }
+)  # fmt: skip
+
+
+def _block_key(block: Any) -> int:
+    """What one content block says, cheaply: a call or a result is its id (ids are unique
+    to one call), a text its string's hash; anything else its compact JSON's hash.
+    (No tuples: this runs on every line that carries a uuid.)"""
+    if isinstance(block, dict):
+        kind = block.get("type")
+        if kind == "tool_use":
+            tid = block.get("id")
+            if isinstance(tid, str):
+                return hash(tid)
+        elif kind == "tool_result":
+            tid = block.get("tool_use_id")
+            if isinstance(tid, str):  # its call's id, told apart from the call's own key
+                return ~hash(tid) if block.get("is_error") is True else -hash(tid)
+        elif kind == "text" or kind == "thinking":
+            value = block.get(kind)
+            if isinstance(value, str):
+                return hash(value)
+    elif isinstance(block, str):
+        return hash(block)
+    return hash(compact_json(block))
+
+
+def content_key(event: dict[str, Any]) -> int:
+    """A digest of what a line says (M9): its ``message.content``, or, for a line without a
+    ``message``, the whole line less `BOOKKEEPING_KEYS`.
+
+    Structural, not a hash of serialized bytes: it runs on every line that carries a uuid,
+    and a tool result's payload (often a whole file) is told by its call's id alone.
+    """
+    message = event.get("message")
+    if isinstance(message, dict):
+        content = message.get("content")
+        if isinstance(content, list):
+            if len(content) == 1:  # Claude Code writes one block a line
+                return _block_key(content[0])
+            return hash(tuple(map(_block_key, content)))
+        return _block_key(content)
+    return hash(compact_json({k: v for k, v in event.items() if k not in BOOKKEEPING_KEYS}))
+
+
 class Replays:
-    """The ``uuid`` of every line read: a line a resumed session replays (a uuid seen
-    before) is the same line, read once (D5 for the verdicts, M9 for the metrics)."""
+    """The lines read, by ``uuid``: a line a resumed session replays is the same line,
+    read once (D5 for the verdicts, M9 for the metrics).
+
+    A replay is a uuid seen before **with the same content** (M9): old stream-json
+    writes each content block of one message as its own line, all with one uuid, and
+    those lines are all new. Each uuid keeps the digest of what its lines said; the
+    digests are compared only when a uuid comes again.
+    """
 
     def __init__(self) -> None:
-        self.seen: set[str] = set()
+        self.seen: dict[str, int] = {}
+        #: further distinct contents of a uuid (the other blocks of a split message)
+        self.more: dict[str, set[int]] = {}
 
     def fresh(self, event: dict[str, Any]) -> bool:
         uuid = event.get("uuid")
-        if isinstance(uuid, str):
-            if uuid in self.seen:
-                return False
-            self.seen.add(uuid)
+        if not isinstance(uuid, str):
+            return True
+        key = content_key(event)
+        first = self.seen.get(uuid)
+        if first is None:
+            self.seen[uuid] = key
+            return True
+        if first == key:
+            return False
+        more = self.more.setdefault(uuid, set())
+        if key in more:
+            return False
+        more.add(key)
         return True
 
 

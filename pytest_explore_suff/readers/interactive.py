@@ -13,14 +13,16 @@ from __future__ import annotations
 import json
 import os
 import re
+import zlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import DELEGATION_TOOLS, Action, Collector, result_text
-from ..sources import logical_name
+from ..sources import SIDECAR_SUFFIXES, ArchiveError, logical_name
 from .base import Replays, events, is_progress, unlinked_child
 
+_HEAD = 4096
 # Compact JSON from Claude Code, but tolerate other writers' spacing.
 _SIDECHAIN = re.compile(rb'"isSidechain"\s*:\s*true')
 WARMUP = "Warmup"
@@ -38,6 +40,10 @@ class _Subagent:
     agent_id: str | None = None
     inline: bool = False
     started: str = ""  # the first line's timestamp: subagents are matched earliest first
+    #: its user prompts (the spawn's first, then new work sent to it), each with the
+    #: number of its thread's actions before it
+    inputs: list[tuple[str, int]] = field(default_factory=list)
+    key: str | None = None  # the spawning call's id, once linked
 
 
 def _prompt(event: dict[str, Any]) -> str | None:
@@ -52,6 +58,34 @@ def _prompt(event: dict[str, Any]) -> str | None:
     return result_text(content)
 
 
+def _user_prompt(line: bytes) -> bool:
+    """A user line that is not a tool result (a subagent's task, or new work sent to it):
+    the fast path would skip it. Told by its head; a line missed is merely decoded."""
+    return line.find(b'"user"', 0, _HEAD) != -1 and line.find(b'"tool_result"', 0, _HEAD) == -1
+
+
+def _input(collector: Collector, sub: _Subagent, prompt: str) -> None:
+    """A user prompt of a subagent: its task (the first), or new work sent to it, which
+    starts where its thread's actions stand now."""
+    if sub.prompt is None:
+        sub.prompt = prompt
+    sub.inputs.append((prompt, len(collector.threads.get(sub.thread, ()))))
+
+
+def _copy_note(copy: dict[str, Any]) -> str:
+    """What the record's ``copies`` entry says, for the warnings."""
+    where = f"lines {copy['first_line']}-{copy['last_line']} ({copy['lines']} lines, {copy['calls']} calls)"
+    if copy["judged_in"] is None:
+        return (
+            f"{where} are a copy of session {copy['session']} (a resumed or forked session), "
+            "which is not in the campaign: judged here"
+        )
+    return (
+        f"{where} are a copy of session {copy['session']} (a resumed or forked session): its calls are "
+        f"judged in {copy['judged_in']}; this session's window (occupancy) still holds them"
+    )
+
+
 def agent_id_of(path: str) -> str:
     """``agent-abc123.jsonl`` -> ``abc123``."""
     name = logical_name(os.path.basename(path))
@@ -59,16 +93,20 @@ def agent_id_of(path: str) -> str:
 
 
 def _meta(path: str, collector: Collector) -> dict[str, Any]:
-    meta_path = logical_name(path)[: -len(".jsonl")] + ".meta.json"
-    try:
-        with collector.open_file(meta_path) as fh:
-            meta = json.loads(fh.read(1 << 20))
-    except FileNotFoundError:
-        return {}
-    except (OSError, ValueError, RecursionError):
-        collector.warnings.append(f"{os.path.basename(meta_path)}: unreadable, ignored")
-        return {}
-    return meta if isinstance(meta, dict) else {}
+    """A subagent file's ``agent-<id>.meta.json`` sidecar, or its ``.gz`` (``gzip -r``)."""
+    stem = logical_name(path)[: -len(".jsonl")]
+    for suffix in SIDECAR_SUFFIXES:
+        meta_path = stem + suffix
+        try:
+            with collector.open_file(meta_path) as fh:
+                meta = json.loads(fh.read(1 << 20))
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError, RecursionError, EOFError, zlib.error, ArchiveError):
+            collector.warnings.append(f"{os.path.basename(meta_path)}: unreadable, ignored")
+            return {}
+        return meta if isinstance(meta, dict) else {}
+    return {}
 
 
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
@@ -87,9 +125,17 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         # A progress line embeds a subagent's message: its isSidechain is not the line's.
         return _SIDECHAIN.search(line) is not None and not is_progress(line)
 
+    copies = collector.copy_sessions
     for event in events(main, collector, decode_all=decode_all, also=sidechain, links=True):
         if not fresh(event):
             continue
+        if copies:
+            # A line of another session (a resumed or forked session's copy of it).
+            sid = event.get("sessionId")
+            if isinstance(sid, str) and sid in copies:
+                collector.copy_line(sid, collector.lines)
+            else:
+                collector.copying = None
         if event.get("type") == "progress":
             collector.progress(event)
             continue
@@ -112,11 +158,13 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             if isinstance(uuid, str):
                 root_of[uuid] = root
             sub = inline[root]
-            if sub.prompt is None:
-                sub.prompt = _prompt(event)
+            if (p := _prompt(event)) is not None:
+                _input(collector, sub, p)
             collector.event(event, sub.thread)
         else:
             collector.event(event, "main")
+
+    collector.copying = None
 
     in_files: list[_Subagent] = []
     # Subagent files are other windows (M1): only what can change a verdict is decoded.
@@ -133,12 +181,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             description=description if isinstance(description, str) else None,
             agent_id=agent,
         )
-        need_prompt = [True]
-
-        def first_prompt(line: bytes, need: list[bool] = need_prompt) -> bool:
-            return need[0] and b'"user"' in line
-
-        for event in events(path, collector, decode_all=decode_all, also=first_prompt, links=True):
+        for event in events(path, collector, decode_all=decode_all, also=_user_prompt, links=True):
             if not fresh(event):
                 continue
             if not sub.started and isinstance(stamp := event.get("timestamp"), str):
@@ -146,22 +189,33 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             if event.get("type") == "progress":  # a nested spawn's link
                 collector.progress(event)
                 continue
-            if need_prompt[0] and (p := _prompt(event)) is not None:
-                sub.prompt = p
-                need_prompt[0] = False
+            if (p := _prompt(event)) is not None:
+                _input(collector, sub, p)
             collector.event(event, sub.thread)
         in_files.append(sub)
 
+    subs = [*in_files, *inline.values()]
     _link(collector, in_files, list(inline.values()))
+    if collector.sends:
+        _link_sends(collector, subs)
     collector.order_by_spawn()
+    for copy in sorted(collector.copies.values(), key=lambda c: c["first_line"]):
+        collector.warnings.append(_copy_note(copy))
 
 
 def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagent]) -> None:
     """D7: give every subagent thread the id of the Task/Agent call that spawned it."""
     known = {a.id for actions in collector.threads.values() for a in actions}
     # In stream order, across threads: "the earliest not yet linked" call.
+    # A resume (``Task``/``Agent`` with ``resume``) spawned nothing: it is new work for an agent.
+    sends = collector.sends
     delegations = sorted(
-        (a for actions in collector.threads.values() for a in actions if a.name in DELEGATION_TOOLS),
+        (
+            a
+            for actions in collector.threads.values()
+            for a in actions
+            if a.name in DELEGATION_TOOLS and a.id not in sends
+        ),
         key=lambda a: collector.seen_tool_ids[a.id],
     )
     linked: set[str] = set()
@@ -172,6 +226,7 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
     attached: set[str] = set()  # the provisional thread keys of linked subagents
 
     def attach(sub: _Subagent, tool_use_id: str) -> None:
+        sub.key = tool_use_id
         linked.add(tool_use_id)
         attached.add(sub.thread)
         collector.rename_thread(sub.thread, tool_use_id)
@@ -189,12 +244,16 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
         if not prompt:
             return None
         taken = claimed_by_present if sub.inline and sub.agent_id is None else claimed
+        # A subagent file of this transcript is this session's: a copied call (judged in its
+        # own session) did not spawn it. An inline sidechain can sit in the copy.
+        copied = () if sub.inline else collector.copied
         return next(
             (
                 d
                 for d in delegations
                 if d.id not in linked
                 and d.id not in taken
+                and d.id not in copied
                 and d.arg.strip() == prompt
                 and (description is None or collector.descriptions.get(d.id) == description)
             ),
@@ -219,7 +278,7 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
         if agent.startswith(ASIDE):
             continue  # a side question: no call spawned it, so none is looked for
         ways = (sub.tool_use_id, collector.agent_links.get(agent), collector.progress_links.get(agent))
-        via = next((t for t in ways if t in known), None)
+        via = next((t for t in ways if t in known and t not in sends), None)
         if via is not None:
             attach(sub, via)
         elif not sub.inline:
@@ -252,3 +311,43 @@ def _link(collector: Collector, in_files: list[_Subagent], inline: list[_Subagen
             attach(sub, free.pop(0).id)
         else:
             unlinked(sub)
+
+
+def _link_sends(collector: Collector, subs: list[_Subagent]) -> None:
+    """New work for a subagent (``SendMessage``, ``Task``/``Agent`` with ``resume``), as
+    Codex ``send_input`` (D9): judged by the subagent's first action after the user prompt
+    that carries it (the first not yet claimed equal to the message, else holding it, else
+    its next unclaimed prompt; the first prompt is the spawn's). The target is the agent's
+    id or the ``name`` its spawning call gave it. Otherwise "moved on", with a warning."""
+    by_target: dict[str, _Subagent] = {}
+    for sub in subs:
+        if sub.agent_id and (sub.prompt or "").strip() != WARMUP:
+            by_target.setdefault(sub.agent_id, sub)
+    by_key = {sub.key: sub for sub in subs if sub.key is not None}
+    for name, call in collector.agent_names.items():
+        if (named := by_key.get(call)) is not None:
+            by_target.setdefault(name, named)
+    claimed: dict[int, set[int]] = {}
+    for call_id in sorted(collector.sends, key=collector.seen_tool_ids.__getitem__):
+        tool, target, message = collector.sends[call_id]
+        to = by_target.get(target)
+        if to is None:
+            collector.warnings.append(
+                f"{tool} call {call_id}: no subagent {target} in the transcript; judged as moved on"
+            )
+            continue
+        taken = claimed.setdefault(id(to), {0})
+        text = message.strip()
+        free = [i for i in range(len(to.inputs)) if i not in taken]
+        at = next((i for i in free if to.inputs[i][0].strip() == text), None)
+        if at is None and text:
+            at = next((i for i in free if text in to.inputs[i][0]), None)
+        if at is None and free:
+            at = free[0]
+        if at is None:
+            collector.warnings.append(
+                f"{tool} call {call_id}: its message is not in subagent {target}'s log; judged as moved on"
+            )
+            continue
+        taken.add(at)
+        collector.delegations[call_id] = (to.key or to.thread, to.inputs[at][1])
