@@ -17,7 +17,7 @@ from .campaign import Campaign, Transcript, discover
 from .classify import Call, Verdict, classify
 from .events import Collector, ToolSpec
 from .readers import NotATranscript, TranscriptError, Unreadable, base, load
-from .sources import ArchiveSource, active_sources, opener
+from .sources import ArchiveSource, Digests, active_sources, opener
 
 try:
     __version__ = version("pytest-explore-suff")
@@ -38,17 +38,21 @@ def judge(
     archive: str | None = None,
     *,
     max_line: int | None = None,
+    digests: Digests | None = None,
 ) -> tuple[Verdict, Collector]:
     """Read one transcript and judge its explore calls (``files`` are members of ``archive`` if given).
 
     An archive is read through the running session's sources, or opened and
     closed here. ``max_line``: lines longer than this many bytes are corrupt
-    (default `readers.base.MAX_LINE`).
+    (default `readers.base.MAX_LINE`). ``digests``: hash the files' bytes as they are read
+    (`sources.Digests`).
     """
     own = ArchiveSource(archive) if archive is not None and active_sources() is None else None
     token = base.max_line.set(max_line) if max_line is not None else None
     try:
         open_file = own.open if own is not None else opener(archive)
+        if digests is not None:
+            open_file = digests.opener(open_file)
         collector = load(kind, [str(f) for f in files], spec or ToolSpec(), open_file)
     finally:
         if token is not None:
