@@ -18,7 +18,7 @@ from .classify import Call, Verdict, classify
 from .events import Collector, ToolSpec
 from .readers import NotATranscript, TranscriptError, Unreadable, base, load
 from .registry import Reader, Readers
-from .sources import ArchiveSource, active_sources, opener
+from .sources import ArchiveSource, Digests, active_sources, opener
 
 try:
     __version__ = version("pytest-explore-suff")
@@ -41,6 +41,7 @@ def judge(
     max_line: int | None = None,
     readers: Readers | None = None,
     copies: Mapping[str, str] | None = None,
+    digests: Digests | None = None,
 ) -> tuple[Verdict, Collector]:
     """Read one transcript and judge its explore calls (``files`` are members of ``archive`` if given).
 
@@ -49,12 +50,15 @@ def judge(
     (default `readers.base.MAX_LINE`). ``readers``: the readers ``kind`` is looked up in
     (the built-in ones when None). ``copies``: a session log's copied sessions and the
     transcript that judges each ("" for this one), as discovery found them
-    (`Transcript.copies`).
+    (`Transcript.copies`). ``digests``: hash the files' bytes as they are read
+    (`sources.Digests`).
     """
     own = ArchiveSource(archive) if archive is not None and active_sources() is None else None
     token = base.max_line.set(max_line) if max_line is not None else None
     try:
         open_file = own.open if own is not None else opener(archive)
+        if digests is not None:
+            open_file = digests.opener(open_file)
         collector = load(kind, [str(f) for f in files], spec or ToolSpec(), open_file, readers, copies)
     finally:
         if token is not None:

@@ -23,6 +23,7 @@ from .compare import (
 )
 from .gates import Gate, Outcome, evaluate, evaluate_baseline_metrics, evaluate_metrics, sample_size
 from .report import SCHEMA, aggregate_columns, arm_columns, dumps, encode, indented, transcripts_json
+from .sources import DIGEST, campaign_digest
 from .store import Slim
 
 
@@ -73,6 +74,8 @@ class Coverage:
             "collected": self.collected,
             "ran": self.ran,
             "why": self.why(),
+            "interrupted": self.interrupted,
+            "stopped": self.stopped,
             "not_run": self.not_run,
         }
 
@@ -114,6 +117,13 @@ class Report:
     notes: list[str] = field(default_factory=list)  # warnings for the summary, not in the JSON
     #: allocation and occupancy, arm against arm (the retrieval residual per group)
     metrics_comparison: dict[str, Any] | None = None
+    fingerprint: dict[str, Any] | None = None
+    #: a saved run: its number, name, commit and time (`history.run_info`); None otherwise
+    run: dict[str, Any] | None = None
+    #: the saved runs before this one and this run, per arm and metric (`history.trend`)
+    trend: dict[str, Any] | None = None
+    #: a merge of partial reports: the transcripts more than one part judged (`merge`)
+    merge: dict[str, Any] | None = None
 
     @property
     def failed(self) -> list[Outcome]:
@@ -138,14 +148,18 @@ class Report:
         return {
             "schema": SCHEMA,
             "plugin_version": __version__,
+            "run": self.run,
             "campaign": self.campaign,
+            "fingerprint": self.fingerprint,
             "options": self.options.to_dict(),
             "coverage": self.coverage.to_dict(),
+            "merge": self.merge,
             "arms": self.arms,
             "pooled": self.pooled,
             "comparison": self.comparison,
             "metrics_comparison": self.metrics_comparison,
             "baseline": self.baseline,
+            "trend": self.trend,
             "gates": [o.to_dict() for o in self.outcomes],
             "transcripts": transcripts,
             "ignored": self.ignored,
@@ -191,12 +205,52 @@ def build(
     if baseline is not None:
         path, old = baseline
         changes = compare_baseline(old, recs)
-        base = {"report": path, "arms": changes}
+        base = {"report": path, "campaign": relation(old, recs), "arms": changes}
         outcomes += drop_gates(changes, max_drop, options.gate_on)
         outcomes += evaluate_baseline_metrics(list(metric_baseline_gates), changes, arms)
     pair_m = metric_pair(arms, compare)
     metrics_cmp = None
     if pair_m and all(a in arms for a in pair_m):
         metrics_cmp = compare_metric_columns(columns[pair_m[0]], columns[pair_m[1]], *pair_m)
+    pairs = [(r["path"], r.get("digest")) for r in recs]
+    fingerprint = {
+        "algorithm": DIGEST,
+        "campaign": campaign_digest(pairs),
+        "transcripts": len(pairs),
+        "without_digest": sum(1 for _, d in pairs if d is None),
+    }
     return Report(campaign, options, coverage, arms, pooled, comparison, base, outcomes,
-                  recs, ignored, notes, metrics_cmp)  # fmt: skip
+                  recs, ignored, notes, metrics_cmp, fingerprint)  # fmt: skip
+
+
+#: What a baseline's campaign is to this one, by the digests of their transcripts' bytes.
+RELATIONS = {
+    "same": "the same campaign re-judged (every transcript byte-identical): any difference "
+    "is the judge's (its version or options), not the tool's",
+    "overlapping": "an overlapping campaign: some transcripts are byte-identical, others changed, "
+    "added or removed",
+    "new": "a new campaign: no transcript is byte-identical to one of the baseline's",
+    "unknown": "the baseline has no digests of its transcripts (written before schema 3): "
+    "whether it is the same campaign is not known",
+}
+
+
+def relation(old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Whether the baseline's transcripts are this campaign's, byte for byte (by path and digest)."""
+    before = {r.get("path"): r.get("digest") for r in old}
+    now = {r["path"]: r.get("digest") for r in new}
+    both = before.keys() & now.keys()
+    same = sum(1 for p in both if now[p] is not None and before[p] == now[p])
+    counts = {
+        "identical": same,
+        "changed": len(both) - same,
+        "only_baseline": len(before.keys() - now.keys()),
+        "only_now": len(now.keys() - before.keys()),
+    }
+    if before and all(d is None for d in before.values()):
+        kind = "unknown"
+    elif same and same == len(before) == len(now):
+        kind = "same"
+    else:
+        kind = "overlapping" if same else "new"
+    return {"relation": kind, **counts}

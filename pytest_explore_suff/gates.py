@@ -45,6 +45,8 @@ class Gate:
 
     @property
     def option(self) -> str:
+        if self.op == "trend":
+            return "--explore-suff-trend-fail"
         if self.op == "min_calls":
             return "--explore-suff-min-calls"
         if self.op == "max_drop":
@@ -96,11 +98,19 @@ class Outcome:
             "on": self.on,
             "bound": self.bound,
             "passed": self.passed,
+            **({"against": self.why} if self.gate.op == "trend" else {}),
         }
 
     def describe(self) -> str:
         g = self.gate
         where = f"arm {self.arm!r}" if self.arm is not None else "every arm"
+        if g.op == "trend":
+            words = METRIC_WORDS[g.metric][0] if g.metric in METRIC_WORDS else f"{g.metric} share"
+            verdict = "passed" if self.passed else "FAILED"
+            assert self.value is not None and self.bound is not None
+            return (f"{g.option}: {where} {words} {self.value:+.3f} against the best earlier run "
+                    f"({self.why}), at most {self.bound:+.3f} at the 95% bound: "
+                    f"{'not ' if self.passed else ''}worse beyond noise: {verdict}")  # fmt: skip
         if g.metric in METRIC_WORDS:
             return self._describe_metric(where)
         if self.passed is None:
@@ -267,3 +277,10 @@ def sample_size(min_calls: int, arms: dict[str, dict[str, Any]]) -> list[Outcome
         for arm, agg in arms.items()
         if agg["answered"] > 0
     ]
+
+
+def outcome_of(d: dict[str, Any]) -> Outcome:
+    """A gate's outcome as a report's ``gates`` list holds it (to describe it again)."""
+    gate = Gate(str(d.get("metric")), str(d.get("op")), float(d.get("threshold") or 0.0), d.get("arm"))
+    return Outcome(gate, d.get("arm"), d.get("value"), int(d.get("n") or 0), d.get("passed"),
+                   str(d.get("on") or "point"), d.get("bound"), str(d.get("against") or ""))  # fmt: skip

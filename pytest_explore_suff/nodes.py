@@ -18,6 +18,7 @@ from .options import settings_key
 from .readers import TranscriptError
 from .registry import Readers, collect
 from .report import record
+from .sources import Digests
 from .terminal import clean
 
 RECORD_ATTR = "explore_suff"  # the report attribute a transcript's record travels on
@@ -142,6 +143,7 @@ class TranscriptItem(pytest.Item):
     def runtest(self) -> None:
         settings = self.config.stash[settings_key]
         t = self.transcript
+        digests = Digests()
         try:
             verdict, collector = judge(
                 t.kind,
@@ -151,12 +153,14 @@ class TranscriptItem(pytest.Item):
                 max_line=settings.max_line,
                 readers=readers_of(self.config),
                 copies=dict(t.copies),
+                digests=digests,
             )
         except TranscriptError as exc:
-            self.record = record(t, status="error", reason=str(exc))
+            self.record = record(t, status="error", reason=str(exc), digest=digests.hexdigest())
             raise
         except Exception as exc:  # a bug of ours: fail this item, keep the transcript in the report
-            self.record = record(t, status="error", reason=f"internal error: {type(exc).__name__}: {exc}")
+            bug = f"internal error: {type(exc).__name__}: {exc}"
+            self.record = record(t, status="error", reason=bug, digest=digests.hexdigest())
             raise
         why = [EXCLUSIONS[flag] for flag in EXCLUSIONS if getattr(verdict, flag)]
         excluded = bool(why) and not settings.keep_excluded
@@ -169,7 +173,13 @@ class TranscriptItem(pytest.Item):
         # The record first: whatever a warning filter turns the notes below into,
         # the transcript is in the report.
         self.record = record(
-            t, status=status, reason=reason, verdict=verdict, collector=collector, window=settings.window
+            t,
+            status=status,
+            reason=reason,
+            verdict=verdict,
+            collector=collector,
+            window=settings.window,
+            digest=digests.hexdigest(),
         )
         notes = (*t.notes, *collector.warnings)
         if notes:

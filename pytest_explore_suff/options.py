@@ -21,6 +21,7 @@ from .gates import (
     parse_growth,
     parse_threshold,
 )
+from .history import DEFAULT_STORAGE
 from .occupancy import DEFAULT_WINDOW
 from .readers.base import MAX_LINE
 
@@ -110,7 +111,22 @@ class Settings:
             "explore_suff_max_sufficient_drop",
         )
         self.baseline_path: str | None = path_opt("explore_suff_baseline")
+        #: the baseline as given: a saved run's name, number or 'last' is not a path
+        self.baseline_spec: str | None = opt("explore_suff_baseline") or None
         self.baseline: list[dict[str, Any]] | None = None
+        save = config.getoption("explore_suff_save")
+        self.save: bool = save is not None or bool(config.getini("explore_suff_autosave"))
+        self.save_name: str | None = save or None
+        self.storage: str = path_opt("explore_suff_storage") or os.path.join(
+            str(config.rootpath), DEFAULT_STORAGE
+        )
+        trend = config.getoption("explore_suff_trend")
+        ini_trend = config.getini("explore_suff_trend")
+        self.trend: int | None = (
+            trend if trend is not None else _checked(ini_trend or None, _run_count, "explore_suff_trend")
+        )
+        self.trend_fail: bool = bool(opt("explore_suff_trend_fail"))
+        self.markdown: str | None = path_opt("explore_suff_md")
 
 
 def _gates(config: pytest.Config, table: dict[str, tuple[str, str]]) -> list[Gate]:
@@ -172,6 +188,23 @@ def _byte_count(text: str) -> int:
     return value
 
 
+#: ``--explore-suff-trend`` when given without a count: every saved run.
+ALL_RUNS = 0
+
+
+def _run_count(text: str) -> int:
+    """N saved runs, or 'all' (0)."""
+    if str(text).strip().lower() == "all":
+        return ALL_RUNS
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a number of runs, or 'all'") from None
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"{text!r}: a trend needs at least 2 runs")
+    return value
+
+
 def _fraction(text: str) -> float:
     arm, frac = parse_threshold(text)
     if arm is not None:
@@ -216,6 +249,8 @@ class Option:
     type: Callable[[str], Any] | None = None
     choices: tuple[str, ...] | None = None
     ini_type: str | None = None
+    nargs: str | None = None
+    const: Any = None
 
     def add(self, parser: pytest.Parser) -> None:
         group = parser.getgroup("explore-suff", "explore sufficiency of coding-agent campaigns")
@@ -226,13 +261,15 @@ class Option:
                 ("action", self.action),
                 ("type", self.type),
                 ("choices", self.choices),
+                ("nargs", self.nargs),
+                ("const", self.const),
             )
             if value is not None
         }
         if self.action == "store_true":
             kwargs["default"] = None  # not False: a flag left off lets the ini decide
         group.addoption(self.flag, dest=self.dest or self.ini, help=self.help, **kwargs)
-        if self.action == "store_true":
+        if self.action == "store_true" or self.ini_type == "bool":
             parser.addini(self.ini, self.help, type="bool", default=False)
         elif self.action == "append" and self.ini_type is None:
             parser.addini(self.ini, self.help, type="linelist")
@@ -386,6 +423,44 @@ OPTIONS: tuple[Option, ...] = (
     ),
     *(_metric_gate_option(stem, metric, op) for stem, (metric, op) in METRIC_GATES.items()),
     *(_metric_gate_option(stem, metric, op) for stem, (metric, op) in METRIC_BASELINE_GATES.items()),
+    Option(
+        "--explore-suff-save",
+        "explore_suff_autosave",
+        dest="explore_suff_save",
+        nargs="?",
+        const="",
+        metavar="NAME",
+        ini_type="bool",
+        help="save this run's JSON report in the storage folder, named NAME if given (the ini "
+        "setting explore_suff_autosave = true saves every run)",
+    ),
+    Option(
+        "--explore-suff-storage",
+        "explore_suff_storage",
+        metavar="DIR",
+        help=f"the folder of saved runs (default: {DEFAULT_STORAGE}/ in the rootdir)",
+    ),
+    Option(
+        "--explore-suff-trend",
+        "explore_suff_trend",
+        type=_run_count,
+        metavar="N",
+        help="show the trend of each arm's metrics over the last N saved runs and this one "
+        "('all': every saved run)",
+    ),
+    Option(
+        "--explore-suff-trend-fail",
+        "explore_suff_trend_fail",
+        action="store_true",
+        help="fail when this run's sufficient share or allocation efficiency is worse, beyond "
+        "noise, than the best of the trend's earlier runs",
+    ),
+    Option(
+        "--explore-suff-md",
+        "explore_suff_md",
+        metavar="PATH",
+        help="append a Markdown summary to PATH (e.g. $GITHUB_STEP_SUMMARY)",
+    ),
 )
 
 

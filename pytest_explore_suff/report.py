@@ -19,9 +19,10 @@ from .events import TOOL_KINDS, Collector
 from .metrics import measure
 from .occupancy import DEFAULT_WINDOW
 
-SCHEMA = "pytest-explore-suff/2"
-#: Reports of these schemas load as baselines (1: before allocation and occupancy).
-READABLE_SCHEMAS = ("pytest-explore-suff/1", SCHEMA)
+SCHEMA = "pytest-explore-suff/3"
+#: Reports of these schemas load as baselines (1: before allocation and occupancy; 2: before
+#: digests, saved runs, trends and merges).
+READABLE_SCHEMAS = ("pytest-explore-suff/1", "pytest-explore-suff/2", SCHEMA)
 #: Why a transcript that was not judged has no metric.
 NOT_JUDGED = "the transcript was not judged"
 
@@ -34,6 +35,7 @@ def record(
     verdict: Verdict | None = None,
     collector: Collector | None = None,
     window: int = DEFAULT_WINDOW,
+    digest: str | None = None,
 ) -> dict[str, Any]:
     """The JSON-ready record of one transcript (also what travels on its test report)."""
     v = (verdict or Verdict()).to_dict()
@@ -46,6 +48,7 @@ def record(
     return {
         "path": transcript.path,
         "files": list(transcript.rel_files),
+        "digest": digest,
         "arm": transcript.arm,
         "group": transcript.group,
         "run": transcript.run,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from pytest import ExitCode
 
-from . import xdist
+from . import history, xdist
 from .campaign import discover, shown
 from .compare import BaselineError, load_baseline
 from .document import Coverage, Options, Report, build
@@ -42,8 +42,11 @@ def configure(config: pytest.Config) -> None:
     settings.root = root
     if settings.baseline_path and worker is None:
         try:
+            if not os.path.exists(settings.baseline_path) and settings.baseline_spec:
+                # Not a file: a saved run's name, number, or 'last'
+                settings.baseline_path = history.resolve(settings.baseline_spec, settings.storage)
             settings.baseline = load_baseline(settings.baseline_path)
-        except BaselineError as exc:
+        except (BaselineError, history.HistoryError) as exc:
             raise pytest.UsageError(f"--explore-suff-baseline: {exc}") from None
     if settings.max_drop is not None and not settings.baseline_path:
         raise pytest.UsageError("--max-sufficient-drop needs --explore-suff-baseline=REPORT")
@@ -175,6 +178,7 @@ class Reporter:
             metric_gates=settings.metric_gates,
             metric_baseline_gates=settings.metric_baseline_gates,
         )
+        self._history(self.report)
         self._write(self.report)
         # A gate that failed or could not be decided fails the run, also when the
         # campaign was empty (pytest's own "no tests collected" says less).
@@ -183,6 +187,18 @@ class Reporter:
         if self.write_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         self._junit_properties()
+
+    def _history(self, report: Report) -> None:
+        """The run's number, name and commit when it is saved; the trend over the saved runs."""
+        settings = self.settings
+        if settings.save:
+            number = history.next_number(settings.storage)
+            report.run = history.run_info(settings.save_name, str(self.config.rootpath), number)
+        if settings.trend is not None or settings.trend_fail:
+            try:
+                apply_trend(report, settings.storage, settings.trend, settings.trend_fail)
+            except history.HistoryError as exc:
+                self.write_errors.append(f"trend: {exc}")
 
     def _write(self, report: Report) -> None:
         """The JSON report streamed from the record spool; the whole document is built in
@@ -203,7 +219,21 @@ class Reporter:
         def write_html(path: str) -> None:
             _write_html(path, document if document is not None else report.to_json())
 
-        outputs = ((settings.json, write_json), (settings.html, write_html))
+        def save(path: str) -> None:
+            assert report.run is not None
+            write_json(os.path.join(path, history.file_name(report.run)))
+
+        def write_markdown(path: str) -> None:
+            from .markdown import append_markdown
+
+            append_markdown(path, document if document is not None else report.to_json())
+
+        outputs = (
+            (settings.json, write_json),
+            (settings.html, write_html),
+            (settings.storage if settings.save else None, save),
+            (settings.markdown, write_markdown),
+        )
         for path, write in outputs:
             if path:
                 try:
@@ -245,6 +275,28 @@ class Reporter:
             for what, path in (("JSON", self.settings.json), ("HTML", self.settings.html)):
                 if path:
                     tr.write_line(f"{what} report: {path}")
+            if self.report.run is not None:
+                tr.write_line(f"saved as run {self.report.run['number']} in {self.settings.storage}")
+
+
+def apply_trend(report: Report, storage: str, last: int | None, fail: bool) -> None:
+    """The trend of the saved runs of ``storage`` and this one (the last ``last``, 0 or None:
+    all) into the report, and its gate when ``fail``."""
+    from .trend import trend, trend_gates
+
+    runs = history.saved_runs(storage)
+    if last:
+        runs = runs[-(last - 1) :]
+    documents = [history.read(s.path) for s in runs]
+    # What a trend reads of a report: not its transcripts (read back from the spool, they are most of it)
+    this = {"run": report.run, "arms": report.arms, "fingerprint": report.fingerprint,
+            "coverage": report.coverage.to_dict()}  # fmt: skip
+    names = history.labels([*documents, this])
+    if report.run is None:
+        names[-1] = "this run"
+    report.trend = trend([*documents, this], names)
+    if fail:
+        report.outcomes += trend_gates(report.trend)
 
 
 def _write_html(path: str, document: dict[str, Any]) -> None:

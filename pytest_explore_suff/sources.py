@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import gzip
+import hashlib
 import io
 import os
 import posixpath
@@ -22,9 +23,9 @@ import tarfile
 import weakref
 import zipfile
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar, Token
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from .jsonl import BUFFER
 
@@ -486,3 +487,89 @@ def archive_source(path: str) -> ArchiveSource:
 def opener(archive: str | None) -> Opener:
     """How to open a transcript's files: paths of a directory, or members of an archive."""
     return open_path if archive is None else archive_source(archive).open
+
+
+#: The digest of a transcript's bytes, and how the report names it. SHA-256 cut to 128
+#: bits: as fast as any hash hashlib has here (OpenSSL's runs at 0.9-1.7 GB/s), and a
+#: change to the bytes never goes unnoticed by chance (a CRC's 32 bits could).
+DIGEST = "sha256/128"
+_DIGEST_HEX = 32
+
+
+class Digests:
+    """The digest of one transcript's bytes, made while its reader reads them: each file
+    hashed once, in the order the reader first opens it, from the bytes it reads.
+
+    A file read whole (below `SMALL_FILE`: most transcripts) is hashed in one call from
+    the buffer it was read into; a streamed one chunk by chunk under the reader's
+    buffer (no per-line cost). A file the reader left before its end has no digest of
+    its bytes: the transcript then has none (``hexdigest`` is None).
+    """
+
+    __slots__ = ("_files", "_whole")
+
+    def __init__(self) -> None:
+        self._files: dict[str, Any] = {}
+        self._whole = True
+
+    def opener(self, open_file: Opener) -> Opener:
+        def open_digested(path: str) -> BinaryIO:
+            fh = open_file(path)
+            if path in self._files:  # read again (a second pass): hashed the first time
+                return fh
+            h = self._files[path] = hashlib.sha256()
+            if type(fh) is io.BytesIO:
+                with fh.getbuffer() as data:
+                    h.update(data)
+                return fh
+            return io.BufferedReader(_Hashing(fh, h, self), BUFFER)
+
+        return open_digested
+
+    def left_early(self) -> None:
+        self._whole = False
+
+    def hexdigest(self) -> str | None:
+        if not self._whole or not self._files:
+            return None
+        digests: list[bytes] = [h.digest() for h in self._files.values()]
+        if len(digests) == 1:
+            return digests[0].hex()[:_DIGEST_HEX]
+        return hashlib.sha256(b"".join(digests)).hexdigest()[:_DIGEST_HEX]
+
+
+class _Hashing(io.RawIOBase):
+    """A streamed file's bytes, hashed as its reader's buffer is filled."""
+
+    def __init__(self, fh: BinaryIO, h: Any, digests: Digests) -> None:
+        super().__init__()
+        self._fh = fh
+        self._h = h
+        self._digests = digests
+        self._eof = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        n = self._fh.readinto(buffer)  # type: ignore[attr-defined]
+        if n:
+            self._h.update(memoryview(buffer)[:n])
+        else:
+            self._eof = True
+        return int(n or 0)
+
+    def close(self) -> None:
+        if not self.closed:
+            if not self._eof:
+                self._digests.left_early()
+            self._fh.close()
+        super().close()
+
+
+def campaign_digest(pairs: Iterable[tuple[str, str | None]]) -> str:
+    """One digest of a campaign: its transcripts' paths and digests, in path order."""
+    h = hashlib.sha256()
+    for path, digest in sorted(pairs):
+        h.update(f"{path}\0{digest or '-'}\n".encode("utf-8", "surrogateescape"))
+    return h.hexdigest()[:_DIGEST_HEX]

@@ -39,7 +39,11 @@ _NUMBERS = ("answered", "errored", "concurrent")
 _VALUES = ("arm", "group", "status", "reason", "counts", "tools", "agent")
 _TOTALS = 4  # `report.run_totals`, then the metrics' brief (`report.brief_of`): doubles, NaN for None
 _FIGURES = _TOTALS + 10
-_KEPT = frozenset({"path", *_NUMBERS, *_VALUES})
+_KEPT = frozenset({"path", "digest", *_NUMBERS, *_VALUES})
+#: A record's digest (`sources.Digests`, 32 hex digits) as its row keeps it: 16 bytes, all
+#: zero for none (the digest of any bytes is not, but for a chance of 2**-128).
+_DIGEST = 16
+_NO_DIGEST = bytes(_DIGEST)
 #: Rows per block of arrays. A block's arrays are made at their full size, never grown: an
 #: array that grows moves to a larger piece of the heap, and the pieces it leaves behind
 #: (about as large as the array, in all) stay in the process's memory.
@@ -121,6 +125,11 @@ class Slim(Mapping[str, Any]):
     concurrent: int = _number_field("concurrent")
 
     @property
+    def digest(self) -> str | None:
+        """The digest of the transcript's bytes (None: it has none)."""
+        return self._store.digest(self._row)
+
+    @property
     def totals(self) -> Totals:
         """What `report.run_totals` reads of the record's runs."""
         return self._store.totals(self._row)
@@ -135,9 +144,10 @@ class _Block:
     """The arrays of `_BLOCK` rows: each row's items side by side (`_PLACE` of them in
     ``place``, ...)."""
 
-    __slots__ = ("figures", "numbers", "place", "refs")
+    __slots__ = ("digests", "figures", "numbers", "place", "refs")
 
     def __init__(self) -> None:
+        self.digests = bytearray(_DIGEST * _BLOCK)
         self.place = array("q", [0]) * (_PLACE * _BLOCK)
         self.numbers = array("q", [0]) * (len(_NUMBERS) * _BLOCK)
         self.refs = array("I", [0]) * (len(_VALUES) * _BLOCK)  # four bytes, not a reference and an object
@@ -178,6 +188,12 @@ class RecordStore:
         packed = pack_totals(totals)
         figures = array("d", [*(packed or (0.0,) * _TOTALS), *pack_brief(brief_of(rec))])
         place = array("q", [self._end, len(data)])
+        digest = rec.get("digest")
+        packed_digest = (
+            bytes.fromhex(digest) if isinstance(digest, str) and len(digest) == 2 * _DIGEST else None
+        )
+        if isinstance(digest, str) and packed_digest is None:
+            raise ValueError(f"a record's digest must be {2 * _DIGEST} hex digits, not {digest!r}")
         self._file.write(data)
         self._end += len(data)
         self._dirty = True
@@ -187,6 +203,7 @@ class RecordStore:
         block.numbers[at * len(_NUMBERS) : (at + 1) * len(_NUMBERS)] = numbers
         block.refs[at * len(_VALUES) : (at + 1) * len(_VALUES)] = refs
         block.figures[at * _FIGURES : (at + 1) * _FIGURES] = figures
+        block.digests[at * _DIGEST : (at + 1) * _DIGEST] = packed_digest or _NO_DIGEST
         if packed is None:
             self._odd_totals[row] = totals
         elif self._odd_totals:
@@ -240,6 +257,11 @@ class RecordStore:
             return self._odd_totals[row]
         block, at = self._blocks[row // _BLOCK], row % _BLOCK
         return unpack_totals(block.figures[at * _FIGURES : at * _FIGURES + _TOTALS])
+
+    def digest(self, row: int) -> str | None:
+        block, at = self._blocks[row // _BLOCK], row % _BLOCK
+        packed = bytes(block.digests[at * _DIGEST : (at + 1) * _DIGEST])
+        return None if packed == _NO_DIGEST else packed.hex()
 
     def brief(self, row: int) -> Brief:
         block, at = self._blocks[row // _BLOCK], row % _BLOCK

@@ -342,7 +342,12 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
     if report.baseline:
         yield Line("")
         yield Line(f"against the baseline {clean(report.baseline['report'])}:")
+        if (relation := relation_line(report.baseline)) is not None:
+            yield relation
         yield from _table(baseline_table(report.baseline["arms"], width))
+    if report.trend:
+        yield Line("")
+        yield from trend_lines(report.trend, width)
     warn = {"yellow": True}
     for name, agg in report.arms.items():
         if len(agg.get("agents") or ()) > 1:
@@ -387,3 +392,68 @@ def _verdict_lines(report: Report, passed: bool) -> Iterator[Line]:
     if not cov.complete:
         yield Line(f"explore-suff: partial run: {cov.ran} of {cov.collected} transcripts ran "
                    f"({'; '.join(cov.why())}); the report says so", {"yellow": True})  # fmt: skip
+
+
+#: The trend table's columns: (metric, header, with its interval).
+_TREND_COLUMNS = (
+    ("sufficient", "sufficient [95%]", True),
+    ("explore_again", "again", False),
+    ("read_returned", "returned", False),
+    ("read_missed", "missed", False),
+    ("search", "search", False),
+    ("allocation", "allocation [95%]", True),
+    ("residual_share", "residual", False),
+)
+
+
+def _trend_cell(p: dict[str, Any] | None, interval: bool) -> str:
+    if p is None:
+        return "-"
+    cell = _pct(p["share"])
+    if interval and p.get("lo") is not None:
+        cell += f" [{p['lo'] * 100:.0f}-{p['hi'] * 100:.0f}]"
+    c = p.get("change")
+    if c and c.get("beyond_noise"):
+        cell += "^" if c["diff"] > 0 else "v"
+    return cell
+
+
+def trend_table(section: dict[str, Any], width: int = 10_000) -> str:
+    """Per arm, a run a row (oldest first), a metric a column; ``^``/``v``: a change from the
+    run before beyond noise. Narrowed to fit: the buckets' columns go first, then the intervals."""
+    labels = [clean(r["label"])[:14] for r in section["runs"]]
+    blocks = []
+    for arm, data in section["arms"].items():
+        points = data["points"]
+        variants = []
+        for keep_buckets, intervals in ((True, True), (False, True), (False, False)):
+            cols = [
+                c
+                for c in _TREND_COLUMNS
+                if keep_buckets or c[0] in ("sufficient", "allocation", "residual_share")
+            ]
+            rows = [[label, *(_trend_cell(points[m][i], iv and intervals) for m, _, iv in cols)]
+                    for i, label in enumerate(labels)]  # fmt: skip
+            headers = ["run", *(h if intervals or not iv else h.split(" ")[0] for _, h, iv in cols)]
+            variants.append(str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)))
+        blocks.append(f"arm {clean(arm)}\n{_fit(variants, width)}")
+    return "\n\n".join(blocks)
+
+
+def trend_lines(section: dict[str, Any], width: int) -> Iterator[Line]:
+    yield Line(f"trend over {len(section['runs'])} runs (oldest first; ^ v: changed beyond noise "
+               "from the run before; residual: median retrieval residual share):")  # fmt: skip
+    yield from (Line(line, table=True) for line in trend_table(section, width).splitlines())
+
+
+def relation_line(baseline: dict[str, Any]) -> Line | None:
+    rel = baseline.get("campaign")
+    if not rel:
+        return None
+    from .document import RELATIONS
+
+    counts = (f" ({rel['identical']} identical, {rel['changed']} changed, {rel['only_baseline']} only "
+              f"in the baseline, {rel['only_now']} new)")  # fmt: skip
+    return Line(
+        f"the baseline is {RELATIONS[rel['relation']]}" + ("" if rel["relation"] == "unknown" else counts)
+    )

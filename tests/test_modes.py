@@ -106,7 +106,8 @@ def test_a_full_run_says_it_is_complete(pytester, dist):
     root = good_campaign(pytester.path / "camp")
     pytester.runpytest(f"--explore-suff={root}", *dist).assert_outcomes(passed=4)
     cov = report(pytester)["coverage"]
-    assert cov == {"complete": True, "collected": 4, "ran": 4, "why": [], "not_run": []}
+    assert cov == {"complete": True, "collected": 4, "ran": 4, "why": [], "interrupted": False, "stopped": "",
+                   "not_run": []}  # fmt: skip
 
 
 #: What pytest-randomly does to a session (without needing it installed): the items reordered

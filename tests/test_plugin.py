@@ -245,11 +245,13 @@ def test_control_characters_from_transcripts_never_reach_the_terminal(pytester):
 def test_the_json_report_has_the_documented_fields(pytester, campaign):
     pytester.runpytest(f"--explore-suff={campaign}")
     doc = report(pytester)
-    assert doc["schema"] == "pytest-explore-suff/2"
+    assert doc["schema"] == "pytest-explore-suff/3"
+    assert set(doc) >= {"run", "fingerprint", "merge", "trend"}
     rec = doc["transcripts"][0]
     assert set(rec) >= {
         "path",
         "files",
+        "digest",
         "arm",
         "group",
         "run",

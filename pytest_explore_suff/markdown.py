@@ -1,0 +1,135 @@
+"""The report as a Markdown summary, for a CI job summary ($GITHUB_STEP_SUMMARY) or a
+pull-request comment: per arm the buckets, the two other metrics, the gates with their
+verdict, the change against the baseline and the trend. Rendered from the JSON
+document, so the ``explore-suff markdown`` command and the plugin write the same."""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from .buckets import BUCKETS
+from .gates import outcome_of
+from .terminal import clean
+
+RELATION_WORDS = {
+    "same": "the same campaign re-judged (every transcript byte-identical): any difference is the "
+    "judge's, not the tool's",
+    "overlapping": "an overlapping campaign (some transcripts byte-identical)",
+    "new": "a new campaign (no transcript byte-identical)",
+    "unknown": "the baseline has no digests (an older report): same campaign or not is not known",
+}
+
+
+def _text(value: object) -> str:
+    """A cell: no markup from a campaign's names (HTML is rendered in GitHub's Markdown)."""
+    return html.escape(clean(value), quote=False).replace("|", "\\|").replace("`", "\\`")
+
+
+def _pct(x: float | None) -> str:
+    return "–" if x is None else f"{x:.0%}"
+
+
+def _interval(p: dict[str, Any] | None) -> str:
+    if not p or p.get("lo") is None or p.get("hi") is None:
+        return ""
+    return f" [{p['lo']:.0%}–{p['hi']:.0%}]"
+
+
+def _signed(x: float | None) -> str:
+    return "–" if x is None else f"{x * 100:+.1f} pts"
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    """The summary of one report (any readable schema)."""
+    return "\n".join(_lines(doc)) + "\n"
+
+
+def _lines(doc: dict[str, Any]) -> Iterator[str]:
+    run = doc.get("run") or {}
+    title = f"Explore sufficiency: {_text(doc.get('campaign', ''))}"
+    if run:
+        title += f" (run {run.get('number')}" + (f", {_text(run['name'])}" if run.get("name") else "")
+        title += f", {_text(run['commit'][:10])})" if run.get("commit") else ")"
+    yield f"### {title}"
+    yield ""
+    failed = [g for g in doc.get("gates", []) if not g.get("passed")]
+    verdict = "**gates: FAILED**" if failed else ("**gates: passed**" if doc.get("gates") else "no gates")
+    cov = doc.get("coverage") or {}
+    yield f"{verdict} · {cov.get('ran', '?')} of {cov.get('collected', '?')} transcripts judged"
+    if cov.get("complete") is False:
+        yield ""
+        why = "; ".join(map(str, cov.get("why") or [])) or "not every transcript ran"
+        yield f"> **Partial run**: {_text(why)}."
+    arms = doc.get("arms") or {}
+    yield ""
+    if not arms:
+        yield "No classified transcripts."
+    else:
+        names = list(arms)
+        yield "| | " + " | ".join(_text(a) for a in names) + " |"
+        yield "|---|" + "---:|" * len(names)
+        yield "| answered calls | " + " | ".join(str(arms[a]["answered"]) for a in names) + " |"
+        for b in BUCKETS:
+            cells = []
+            for a in names:
+                agg = arms[a]
+                if not agg["answered"]:
+                    cells.append("–")
+                    continue
+                cells.append(
+                    f"{_pct(agg['shares'][b.key])}{_interval((agg.get('intervals') or {}).get(b.key))}"
+                )
+            yield f"| {b.label} | " + " | ".join(cells) + " |"
+        alloc = [(arms[a].get("allocation") or {}).get("efficiency") for a in names]
+        yield "| allocation efficiency | " + " | ".join(
+            "–" if e is None else f"{_pct(e['share'])}{_interval(e)}" for e in alloc) + " |"  # fmt: skip
+        resid = [((arms[a].get("occupancy") or {}).get("share") or {}).get("median") for a in names]
+        yield "| retrieval residual share (median) | " + " | ".join(_pct(r) for r in resid) + " |"
+    gates = doc.get("gates") or []
+    if gates:
+        yield ""
+        yield "**Gates**"
+        yield ""
+        for g in gates:
+            mark = "✅" if g.get("passed") else ("❌" if g.get("passed") is False else "⚠️")
+            yield f"- {mark} {_text(outcome_of(g).describe())}"
+    base = doc.get("baseline")
+    if base:
+        yield ""
+        rel = (base.get("campaign") or {}).get("relation")
+        yield f"**Against the baseline** `{_text(os.path.basename(str(base.get('report', ''))))}`" + (
+            f": {RELATION_WORDS.get(rel, rel)}" if rel else "")  # fmt: skip
+        yield ""
+        yield "| arm | sufficient, baseline | now | change [95%] |"
+        yield "|---|---:|---:|---:|"
+        for arm, cmp in (base.get("arms") or {}).items():
+            s = cmp["buckets"]["sufficient"]
+            ci = "" if s.get("lo") is None else f" [{s['lo'] * 100:+.1f}, {s['hi'] * 100:+.1f}]"
+            old, new = _pct(s.get("old")), _pct(s.get("new"))
+            yield f"| {_text(arm)} | {old} | {new} | {_signed(s.get('diff'))}{ci} |"
+    trend = doc.get("trend")
+    if trend and trend.get("runs"):
+        yield ""
+        labels = [r["label"] for r in trend["runs"]]
+        yield f"**Trend** over {len(labels)} runs ({_text(', '.join(labels))})"
+        yield ""
+        yield "| arm | metric | latest | best earlier | change [95%] |"
+        yield "|---|---|---:|---:|---:|"
+        for arm, data in trend["arms"].items():
+            for metric, vs in data["latest_vs_best"].items():
+                if vs is None:
+                    continue
+                ci = "" if vs.get("lo") is None else f" [{vs['lo'] * 100:+.1f}, {vs['hi'] * 100:+.1f}]"
+                mark = " (worse beyond noise)" if vs.get("beyond_noise") and vs["diff"] < 0 else ""
+                best = f"{_pct(vs['best_share'])} ({_text(labels[vs['best']])})"
+                yield (f"| {_text(arm)} | {metric} | {_pct(vs['latest'])} | {best} | "
+                       f"{_signed(vs['diff'])}{ci}{mark} |")  # fmt: skip
+
+
+def append_markdown(path: str, doc: dict[str, Any]) -> None:
+    """Append the summary to ``path`` (a job summary collects every step's)."""
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(markdown(doc) + "\n")

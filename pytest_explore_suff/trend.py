@@ -1,0 +1,123 @@
+"""Trend: each arm's metrics over saved runs, with their 95% intervals, and the trend gate.
+
+A point is what a run's report already says of an arm (its share and interval per
+bucket, its allocation efficiency and interval, its median retrieval residual
+share); a change is the baseline comparison's noise test (`stats.difference`) on
+two points' intervals. Nothing here imports pytest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from . import stats
+from .buckets import KEYS
+from .gates import Gate, Outcome
+from .history import labels
+
+#: The metrics a trend follows, in its order; the first ones have intervals.
+METRICS = (*KEYS, "allocation", "residual_share")
+#: Metrics whose drop fails ``--explore-suff-trend-fail`` (higher is better, with an interval).
+GATED = ("sufficient", "allocation")
+#: Buckets where a higher share is worse (every bucket but sufficient).
+LOWER_IS_BETTER = frozenset(k for k in KEYS if k != "sufficient") | {"residual_share"}
+
+
+def point(arm: dict[str, Any] | None, metric: str) -> dict[str, Any] | None:
+    """An arm's figure for ``metric`` in one report (None: the arm has none there)."""
+    if not arm:
+        return None
+    if metric in KEYS:
+        if not arm.get("answered"):
+            return None
+        i = (arm.get("intervals") or {}).get(metric) or {}
+        return {"share": arm["shares"][metric], "lo": i.get("lo"), "hi": i.get("hi"), "se": i.get("se"),
+                "n": arm["answered"]}  # fmt: skip
+    if metric == "allocation":
+        a = arm.get("allocation")
+        if not a:
+            return None
+        e = a["efficiency"]
+        return {"share": e["share"], "lo": e.get("lo"), "hi": e.get("hi"), "se": e.get("se"), "n": a["calls"]}
+    o = arm.get("occupancy")
+    if not o or (o.get("share") or {}).get("median") is None:
+        return None
+    return {"share": o["share"]["median"], "lo": None, "hi": None, "se": None, "n": o["transcripts"]}
+
+
+def change(new: dict[str, Any] | None, old: dict[str, Any] | None) -> dict[str, Any] | None:
+    """new - old with its 95% interval, as the baseline comparison decides it; None when
+    either point has no interval."""
+    if new is None or old is None or new.get("se") is None or old.get("se") is None:
+        return None
+    d = stats.difference(_share(new), _share(old))
+    return {"diff": d.diff, "lo": d.lo, "hi": d.hi, "beyond_noise": d.lo > 0 or d.hi < 0}
+
+
+def _share(p: dict[str, Any]) -> stats.Share:
+    return stats.Share(0, p["n"], 0, p["share"], p["lo"], p["hi"], float(p["se"]) ** 2, "")
+
+
+def trend(documents: Sequence[dict[str, Any]], names: Sequence[str] | None = None) -> dict[str, Any]:
+    """The ``trend`` section over ``documents`` (reports, oldest first; the last is the latest)."""
+    names = list(names) if names is not None else labels(documents)
+    runs = []
+    for doc, label in zip(documents, names, strict=True):
+        run = doc.get("run") or {}
+        runs.append({
+            "label": label, "number": run.get("number"), "name": run.get("name"),
+            "commit": run.get("commit"), "time": run.get("time"),
+            "campaign": (doc.get("fingerprint") or {}).get("campaign"),
+            "complete": (doc.get("coverage") or {}).get("complete") is True,
+        })  # fmt: skip
+    arm_names = sorted({a for doc in documents for a in doc.get("arms", {})})
+    arms: dict[str, Any] = {}
+    for arm in arm_names:
+        series: dict[str, Any] = {}
+        for metric in METRICS:
+            points = [point(doc.get("arms", {}).get(arm), metric) for doc in documents]
+            for i, p in enumerate(points):
+                if p is not None:
+                    p["change"] = change(p, _previous(points, i))
+            series[metric] = points
+        arms[arm] = {"points": series, "latest_vs_best": {m: _against_best(series[m]) for m in GATED}}
+    return {"runs": runs, "arms": arms}
+
+
+def _previous(points: list[dict[str, Any] | None], i: int) -> dict[str, Any] | None:
+    return next((p for p in reversed(points[:i]) if p is not None), None)
+
+
+def _against_best(points: list[dict[str, Any] | None]) -> dict[str, Any] | None:
+    """The latest run against the best earlier run (the highest point)."""
+    if len(points) < 2 or points[-1] is None:
+        return None
+    earlier = [(i, p) for i, p in enumerate(points[:-1]) if p is not None]
+    if not earlier:
+        return None
+    best, p = max(earlier, key=lambda ip: (ip[1]["share"], ip[0]))
+    c = change(points[-1], p)
+    no_noise_test = {"diff": points[-1]["share"] - p["share"], "lo": None, "hi": None, "beyond_noise": None}
+    return {"best": best, "best_share": p["share"], "latest": points[-1]["share"], **(c or no_noise_test)}
+
+
+TREND_GATE = "trend"
+
+
+def trend_gates(section: dict[str, Any]) -> list[Outcome]:
+    """``--explore-suff-trend-fail``: per arm, the latest run's sufficient share and
+    allocation efficiency must not be worse, beyond noise, than the best earlier run's."""
+    outcomes = []
+    for arm, data in section["arms"].items():
+        for metric in GATED:
+            vs = data["latest_vs_best"][metric]
+            gate = Gate(metric, TREND_GATE, 0.0)
+            if vs is None or vs["hi"] is None:
+                # No earlier run with the figure, or none now: nothing to compare, which is no
+                # failure (an arm without the tool has no share in any run).
+                continue
+            worse = vs["hi"] < 0
+            outcomes.append(Outcome(gate, arm, vs["diff"], 0, not worse, "bound", vs["hi"],
+                                    why=section["runs"][vs["best"]]["label"]))  # fmt: skip
+    return outcomes
