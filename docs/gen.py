@@ -20,6 +20,8 @@ files differ, so the documentation cannot drift from the code.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import re
 import shlex
@@ -29,6 +31,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -61,12 +65,14 @@ class Example:
 
 
 EXAMPLES: dict[str, Example] = {
-    "campaign": Example("pytest --explore-suff=examples/campaign"),
+    "campaign": Example("pytest --explore-suff=examples/campaign", start=r"^collected "),
     "campaign-verbose": Example(
         "pytest --explore-suff=examples/campaign -v", start=r"^excalidraw/run1/", stop=r"^excalidraw/run2/"
     ),
     "campaign-gate": Example(
-        "pytest --explore-suff=examples/campaign --min-sufficient=0.5", start=r"^explore-suff gate", status=True
+        "pytest --explore-suff=examples/campaign --min-sufficient=0.5",
+        start=r"^explore-suff gate",
+        status=True,
     ),
     "mixed-agents": Example("pytest --explore-suff=examples/mixed-agents", stop=r"^$"),
     "new-vs-baseline": Example(
@@ -93,19 +99,24 @@ BLOCK = re.compile(r"(<!-- gen:example ([\w-]+) -->\n)(.*?)(<!-- /gen -->)", re.
 
 
 def _run(command: str, cwd: Path) -> tuple[str, int]:
+    """Run one documented pytest command in this process (a fresh interpreter per example
+    would cost a second of start-up each): what it printed, and its exit status."""
     argv = shlex.split(command)
     assert argv[0] == "pytest", command
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PY_COLORS"))}
-    env.update(COLUMNS=str(COLUMNS), NO_COLOR="1")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *argv[1:]],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return done.stdout, done.returncode
+    out = io.StringIO()
+    old_cwd, old_env = os.getcwd(), dict(os.environ)
+    for key in [k for k in os.environ if k.startswith(("PYTEST_ADDOPTS", "PY_COLORS", "FORCE_COLOR"))]:
+        del os.environ[key]
+    os.environ.update(COLUMNS=str(COLUMNS), NO_COLOR="1")
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            status = pytest.main(["-p", "no:cacheprovider", "--assert=plain", *argv[1:]])
+    finally:
+        os.chdir(old_cwd)
+        os.environ.clear()
+        os.environ.update(old_env)
+    return out.getvalue(), int(status)
 
 
 def example_output(name: str, workdir: Path) -> str:
