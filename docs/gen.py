@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import re
 import shlex
@@ -31,12 +32,15 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-if str(ROOT) not in sys.path:
+try:
+    import pytest_explore_suff  # noqa: F401
+except ImportError:  # run from a checkout that was never installed
     sys.path.insert(0, str(ROOT))
 
 from pytest_explore_suff.options import OPTIONS  # noqa: E402
@@ -245,11 +249,30 @@ def all_outputs(workdir: Path) -> dict[str, str]:
     return {name: example_output(name, workdir) for name in EXAMPLES}
 
 
+def isolated(workdir: Path, commands: list[str] | None = None) -> Any:
+    """`all_outputs`, or ``commands`` run as `_run` runs them, in a fresh interpreter: a
+    test session must not host other pytest sessions (they leave state behind: modules,
+    import hooks, warning filters). One interpreter for all of them keeps it quick."""
+    (workdir / "commands.json").write_text(json.dumps(commands), encoding="utf-8")
+    argv = [sys.executable, str(Path(__file__).resolve()), "--outputs", str(workdir)]
+    subprocess.run(argv, capture_output=True, check=True, cwd=ROOT)
+    return json.loads((workdir / "outputs.json").read_text(encoding="utf-8"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when out of date")
     parser.add_argument("--no-screenshot", action="store_true", help="leave docs/report.png alone")
+    parser.add_argument("--outputs", type=Path, help=argparse.SUPPRESS)  # for `isolated`
     args = parser.parse_args()
+    if args.outputs:
+        commands = json.loads((args.outputs / "commands.json").read_text(encoding="utf-8"))
+        if commands is None:
+            result: Any = all_outputs(args.outputs)
+        else:
+            result = [_run(command, args.outputs) for command in commands]
+        (args.outputs / "outputs.json").write_text(json.dumps(result), encoding="utf-8")
+        return 0
     stale: list[str] = []
     for path, text in pages().items():
         if not path.exists() or path.read_text(encoding="utf-8") != text:

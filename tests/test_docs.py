@@ -128,11 +128,9 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
         "--max-sufficient-drop=0.05 --max-allocation-drop=0.1 --max-residual-growth=0.2 "
         "--explore-suff-min-calls=5",
     }
-    out = []
-    for name, args in runs.items():
-        gen._run(f"pytest -q --explore-suff={args} --explore-suff-json={name}.json", work)  # in-process: fast
-        out.append(json.loads((work / f"{name}.json").read_text(encoding="utf-8")))
-    return out
+    commands = [f"pytest -q --explore-suff={a} --explore-suff-json={name}.json" for name, a in runs.items()]
+    gen.isolated(work, commands)
+    return [json.loads((work / f"{name}.json").read_text(encoding="utf-8")) for name in runs]
 
 
 def test_the_schema_describes_every_field_of_real_reports(reports: list[dict[str, Any]]) -> None:
@@ -160,7 +158,7 @@ def test_the_schema_reports_cover_what_they_are_for(reports: list[dict[str, Any]
 
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    return gen.all_outputs(tmp_path_factory.mktemp("examples"))  # type: ignore[no-any-return]
+    return gen.isolated(tmp_path_factory.mktemp("examples"))  # type: ignore[no-any-return]
 
 
 def test_example_outputs_in_the_docs_match_the_plugin(outputs: dict[str, str]) -> None:
@@ -220,8 +218,9 @@ def test_relative_links_of_the_readme_resolve() -> None:
 _OUTSIDE = re.compile(
     "|".join(["shared/" + "spec/", "shared/" + "design/", "/work/" + r"(?:shared|main|wt)\b"])
 )
-_SKIP_DIRS = {".git", ".venv", "site", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
-              "node_modules"}  # fmt: skip
+#: What tools write into a checkout (caches, builds): not the project's files.
+_SKIP_DIRS = {".git", ".venv", "site", "build", "dist", "__pycache__", ".pytest_cache", ".mypy_cache",
+              ".ruff_cache", ".hypothesis", "node_modules"}  # fmt: skip
 
 
 def test_no_file_points_outside_the_repository() -> None:
