@@ -1,7 +1,7 @@
 """Allocation efficiency: of the characters an explore response spent on files,
 the share that went to files the agent's final answer cites.
 
-Implements the first half of ``shared/spec/metrics.md`` over the judged
+Implements allocation efficiency as ``docs/metrics.md`` states it, over the judged
 explore responses of one transcript and its answer text. Plain library code:
 no pytest import.
 """

@@ -1,6 +1,7 @@
 """The sufficiency classifier: what did the agent do right after each explore call?
 
-Implements ``shared/spec/sufficiency.md`` over a `Collector`. Plain library
+Implements the sufficiency rules (``docs/sufficiency.md``, decisions in
+``docs/rules.md``) over a `Collector`. Plain library
 code: no pytest import, so it can be used and tested on its own.
 """
 

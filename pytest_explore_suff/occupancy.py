@@ -2,7 +2,7 @@
 in the main thread's window at the end, measured from the requests' own token
 counts.
 
-Implements the second half of ``shared/spec/metrics.md``. A reader feeds a
+Implements residual context occupancy as ``docs/metrics.md`` states it. A reader feeds a
 `Timeline` as it walks the main thread (requests with their prompt size,
 characters added, compaction boundaries); `occupancy` turns it into the
 figures. Plain library code: no pytest import.

@@ -337,7 +337,7 @@ OPTIONS: tuple[Option, ...] = (
         "--explore-suff-pattern",
         "explore_suff_pattern",
         metavar="REGEX",
-        help="regex with named groups arm, group, run, searched in each transcript's relative path",
+        help="regex with named groups arm, group, run, agent, searched in each transcript's relative path",
     ),
     Option(
         "--explore-suff-tool",

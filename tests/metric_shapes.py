@@ -1,4 +1,4 @@
-"""Builders for the allocation and occupancy tests (``shared/spec/metrics.md``).
+"""Builders for the allocation and occupancy tests (``docs/metrics.md``).
 
 `Stream` writes headless stream-json runs the way Claude Code does: one
 assistant line per content block, every line of a message with the same

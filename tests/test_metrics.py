@@ -1,4 +1,4 @@
-"""Allocation efficiency and residual context occupancy, against ``shared/spec/metrics.md``.
+"""Allocation efficiency and residual context occupancy, against the rules of ``docs/metrics.md``.
 
 Two levels: the pure functions (``allocation.sections``, ``citations``,
 ``allocation``; ``occupancy.Timeline`` + ``occupancy``), and whole

@@ -1,0 +1,352 @@
+"""The JSON report's fields, described once: what `document.Report` writes, field by field.
+
+The report is built from plain dicts in several modules (`report`, `compare`,
+`gates`, `document`), so no type says what it holds. This table does, and two
+things keep it honest: ``docs/gen.py`` writes the reference page
+(``docs/reference/json.md``) from it, and ``tests/test_docs.py`` checks it
+against the keys and value types of real reports of the bundled examples, so a
+field added, renamed or dropped without a row here fails the suite.
+
+A path is dotted keys; ``[]`` is every element of a list; a ``<placeholder>``
+stands for the keys of a mapping (``<arm>``: any arm name, ``<bucket>``: the
+five bucket keys, ``<family>``: the five occupancy families). Types are JSON
+types (``integer`` is also a ``number``); ``|null`` marks a field that can be
+null.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .buckets import KEYS
+from .occupancy import FAMILIES
+
+
+class Field(NamedTuple):
+    path: str
+    type: str
+    doc: str
+
+
+#: What each placeholder may stand for (None: any key).
+PLACEHOLDERS: dict[str, tuple[str, ...] | None] = {
+    "<arm>": None,
+    "<bucket>": KEYS,
+    "<family>": FAMILIES,
+    "<agent>": None,
+}
+
+
+def _median_range(path: str, what: str, kind: str = "number") -> list[Field]:
+    return [
+        Field(path, "object", f"{what}: median, min and max over the arm's transcripts"),
+        Field(f"{path}.median", f"{kind}|null", "the median"),
+        Field(f"{path}.min", f"{kind}|null", "the smallest"),
+        Field(f"{path}.max", f"{kind}|null", "the largest"),
+    ]
+
+
+def _aggregate(p: str) -> list[Field]:
+    """The figures of one arm (``arms.<arm>``) or of every arm pooled (``pooled``)."""
+    interval = f"{p}.intervals.<bucket>"
+    eff = f"{p}.allocation.efficiency"
+    occ = f"{p}.occupancy"
+    return [
+        Field(f"{p}.transcripts", "integer", "classified transcripts (skipped ones only with "
+              "`--explore-suff-keep-excluded`)"),
+        Field(f"{p}.answered", "integer", "judged explore calls that got an answer"),
+        Field(f"{p}.agents", "object", "transcripts per agent (an arm can mix agents)"),
+        Field(f"{p}.agents.<agent>", "integer", "this agent's transcripts"),
+        Field(f"{p}.counts", "object", "calls per bucket"),
+        Field(f"{p}.counts.<bucket>", "integer", "answered calls in this bucket"),
+        Field(f"{p}.shares", "object", "each bucket's share of the answered calls"),
+        Field(f"{p}.shares.<bucket>", "number", "count / answered (0 when nothing was answered)"),
+        Field(f"{p}.intervals", "object", "the 95% interval of each share, transcripts as clusters"),
+        Field(interval, "object", "one bucket's interval"),
+        Field(f"{interval}.share", "number", "the point estimate"),
+        Field(f"{interval}.lo", "number", "lower bound of the 95% interval"),
+        Field(f"{interval}.hi", "number", "upper bound of the 95% interval"),
+        Field(f"{interval}.se", "number", "standard error, clustered by transcript"),
+        Field(f"{interval}.method", "string", "`cluster-wilson`, or `wilson` (plain Wilson over calls) "
+              "when there is no spread to measure"),
+        Field(f"{p}.figures", "object", "run figures: medians over the transcripts' runs"),
+        Field(f"{p}.figures.explore_calls", "number|null", "calls of the judged tool"),
+        Field(f"{p}.figures.read_calls", "number|null", "file reads (Read and each agent's equivalent)"),
+        Field(f"{p}.figures.search_calls", "number|null", "searches (Grep, Glob and equivalents)"),
+        Field(f"{p}.figures.bash_calls", "number|null", "shell commands"),
+        Field(f"{p}.figures.other_calls", "number|null", "every other tool call"),
+        Field(f"{p}.figures.turns", "number|null", "turns, from the runs' `result` events"),
+        Field(f"{p}.figures.duration_ms", "number|null", "duration of a run in milliseconds"),
+        Field(f"{p}.figures.cost_usd", "number|null", "cost of a run in USD (Claude Code logs only)"),
+        Field(f"{p}.figures.tokens", "number|null", "tokens of a run (Codex and Gemini logs); only "
+              "present when some transcript of the arm records them"),
+        Field(f"{p}.errored", "integer", "explore calls with an error or no answer: counted, not bucketed"),
+        Field(f"{p}.concurrent", "integer", "file accesses issued in the same message as an explore"),
+        Field(f"{p}.allocation", "object|null", "allocation efficiency; null when no transcript has "
+              "an explore response with a returned-file section"),
+        Field(f"{p}.allocation.transcripts", "integer", "transcripts with an allocation figure"),
+        Field(f"{p}.allocation.calls", "integer", "explore responses with a returned-file section"),
+        Field(f"{p}.allocation.envelope", "integer", "characters of returned-file sections, summed"),
+        Field(f"{p}.allocation.used", "integer", "of those, characters on files the answer cites"),
+        Field(f"{p}.allocation.used_path", "integer", "of those, characters on files cited by path"),
+        Field(eff, "object", "pooled efficiency (used / envelope) with its 95% interval"),
+        Field(f"{eff}.share", "number", "the pooled efficiency"),
+        Field(f"{eff}.lo", "number", "lower bound of the 95% interval"),
+        Field(f"{eff}.hi", "number", "upper bound of the 95% interval"),
+        Field(f"{eff}.se", "number", "standard error, clustered by transcript"),
+        Field(f"{eff}.clusters", "integer", "transcripts in the estimate"),
+        Field(f"{eff}.method", "string", "`cluster-normal`, or `none` with fewer than two transcripts "
+              "(the interval is then [0, 1])"),
+        Field(f"{p}.allocation.efficiency_path", "number", "the path-cited floor: used_path / envelope"),
+        *_median_range(f"{p}.allocation.per_run", "per-transcript efficiency"),
+        Field(f"{p}.allocation.no_answer", "integer", "transcripts with no final answer (all uncited)"),
+        Field(occ, "object|null", "residual context occupancy; null when no transcript has token counts"),
+        Field(f"{occ}.transcripts", "integer", "transcripts with an occupancy figure"),
+        *_median_range(f"{occ}.ctx_final", "tokens of the last request's prompt"),
+        *_median_range(f"{occ}.residual_tool", "tokens the judged tool's results still hold at the end"),
+        *_median_range(f"{occ}.residual_file_access", "tokens read, search and shell results still hold"),
+        *_median_range(f"{occ}.residual_retrieval", "tool + file access"),
+        *_median_range(f"{occ}.share", "retrieval residual / final context"),
+        Field(f"{occ}.ctx_base", "number|null", "median tokens of the first request's prompt"),
+    ]
+
+
+_T = "transcripts[]"
+_A = f"{_T}.allocation"
+_O = f"{_T}.occupancy"
+
+#: Every field of the report, in the order it is written.
+FIELDS: tuple[Field, ...] = (
+    Field("schema", "string", "`pytest-explore-suff/3`; bumped on incompatible changes"),
+    Field("plugin_version", "string", "the plugin's version"),
+    Field("run", "object|null", "a saved run (`--explore-suff-save`): `number`, `name`, `commit`, `time`; "
+          "null when the run is not saved (see [saved runs](../history.md))"),
+    Field("campaign", "string", "the campaign folder or archive, as given"),
+    Field("fingerprint", "object", "what the report's figures were derived from, byte for byte"),
+    Field("fingerprint.algorithm", "string", "the digest's algorithm"),
+    Field("fingerprint.campaign", "string|null", "one digest of every transcript's path and digest"),
+    Field("fingerprint.transcripts", "integer", "transcripts in the report"),
+    Field("fingerprint.without_digest", "integer", "transcripts with no digest (not read to their end)"),
+    Field("options", "object", "the options that shaped the verdicts and the gates"),
+    Field("options.tool", "string", "`--explore-suff-tool`"),
+    Field("options.family", "string", "`--explore-suff-family`"),
+    Field("options.marker", "string", "`--explore-suff-marker`"),
+    Field("options.pattern", "string|null", "`--explore-suff-pattern`"),
+    Field("options.keep_excluded", "boolean", "`--explore-suff-keep-excluded`"),
+    Field("options.gate_on", "string", "`point` or `bound` (`--explore-suff-gate-on`)"),
+    Field("coverage", "object", "what the report covers: the whole campaign, or part of it"),
+    Field("coverage.complete", "boolean", "every collected transcript ran"),
+    Field("coverage.collected", "integer", "transcripts collected"),
+    Field("coverage.ran", "integer", "transcripts that ran"),
+    Field("coverage.interrupted", "boolean", "the run was interrupted (Ctrl-C)"),
+    Field("coverage.stopped", "string", "why the run stopped early (`-x`, `--maxfail`), else empty"),
+    Field("coverage.why", "array", "one phrase per reason the run is partial"),
+    Field("coverage.why[]", "string", "e.g. `2 deselected (-k, -m, --lf, --sw)`"),
+    Field("coverage.not_run", "array", "each collected transcript that did not run, in path order"),
+    Field("coverage.not_run[].path", "string", "its path"),
+    Field("coverage.not_run[].why", "string", "`deselected` or `not run`"),
+    Field("merge", "object|null", "a merge of partial reports: the transcripts more than one part judged "
+          "(`overlap`); null for a run, and for a clean merge (see [shards](../history.md))"),
+    Field("arms", "object", "per arm, sorted by name: classified transcripts only"),
+    Field("arms.<arm>", "object", "one arm's figures"),
+    *_aggregate("arms.<arm>"),
+    Field("pooled", "object", "the same figures over every arm together"),
+    *_aggregate("pooled"),
+    Field("comparison", "object|null", "arm against arm on the buckets; null without a pair of arms "
+          "that both answered"),
+    Field("comparison.a", "string", "the first arm"),
+    Field("comparison.b", "string", "the second arm (the reference)"),
+    Field("comparison.paired", "boolean", "the difference is stratified by group"),
+    Field("comparison.n_a", "integer", "answered calls of a"),
+    Field("comparison.n_b", "integer", "answered calls of b"),
+    Field("comparison.buckets", "object", "per bucket"),
+    Field("comparison.buckets.<bucket>", "object", "one bucket, a against b"),
+    Field("comparison.buckets.<bucket>.a", "number", "a's share"),
+    Field("comparison.buckets.<bucket>.b", "number", "b's share"),
+    Field("comparison.buckets.<bucket>.diff", "number", "a - b"),
+    Field("comparison.buckets.<bucket>.lo", "number", "lower bound of the difference's 95% interval"),
+    Field("comparison.buckets.<bucket>.hi", "number", "upper bound of the difference's 95% interval"),
+    Field("comparison.buckets.<bucket>.paired", "boolean", "paired by group"),
+    Field("comparison.buckets.<bucket>.groups", "integer", "groups both arms ran"),
+    Field("metrics_comparison", "object|null", "arm against arm on the other two metrics; null "
+          "without a pair of arms"),
+    Field("metrics_comparison.a", "string", "the first arm"),
+    Field("metrics_comparison.b", "string", "the second arm (the reference)"),
+    Field("metrics_comparison.residual", "object", "the retrieval residual, a against b"),
+    Field("metrics_comparison.residual.groups", "array", "per group both arms have occupancy in"),
+    Field("metrics_comparison.residual.groups[].group", "string", "the group"),
+    Field("metrics_comparison.residual.groups[].a", "number", "a's median retrieval residual"),
+    Field("metrics_comparison.residual.groups[].b", "number", "b's median retrieval residual"),
+    Field("metrics_comparison.residual.groups[].pct", "number|null", "(a - b) / b in percent; null when "
+          "b is 0"),
+    Field("metrics_comparison.residual.groups[].direction", "string|null", "`higher`, `lower` or `equal`"),
+    Field("metrics_comparison.residual.mean_pct", "number|null", "the mean of the groups' pct"),
+    Field("metrics_comparison.residual.interval", "object|null", "its 95% interval (two groups or more)"),
+    Field("metrics_comparison.residual.interval.lo", "number", "lower bound"),
+    Field("metrics_comparison.residual.interval.hi", "number", "upper bound"),
+    Field("metrics_comparison.residual.direction", "string|null", "the mean's direction in words"),
+    Field("metrics_comparison.residual.agreeing", "integer", "groups whose direction is the mean's"),
+    Field("metrics_comparison.residual.compared", "integer", "groups with a pct"),
+    Field("metrics_comparison.residual.fixed_overhead", "number|null", "a's median base prompt minus b's"),
+    Field("metrics_comparison.allocation", "object|null", "pooled efficiency, when both arms have one"),
+    Field("metrics_comparison.allocation.a", "number", "a's pooled efficiency"),
+    Field("metrics_comparison.allocation.b", "number", "b's pooled efficiency"),
+    Field("metrics_comparison.allocation.diff", "number", "a - b"),
+    Field("metrics_comparison.allocation.lo", "number", "lower bound of the difference's 95% interval"),
+    Field("metrics_comparison.allocation.hi", "number", "upper bound of the difference's 95% interval"),
+    Field("baseline", "object|null", "against `--explore-suff-baseline`; null without one"),
+    Field("baseline.report", "string", "the baseline report's path, as given"),
+    Field("baseline.campaign", "object", "whether the baseline judged the same bytes"),
+    Field("baseline.campaign.relation", "string", "`same`, `overlapping`, `new` or `unknown` (a baseline "
+          "without digests)"),
+    Field("baseline.campaign.identical", "integer", "transcripts byte-identical in both"),
+    Field("baseline.campaign.changed", "integer", "transcripts in both whose bytes differ"),
+    Field("baseline.campaign.only_baseline", "integer", "transcripts only the baseline has"),
+    Field("baseline.campaign.only_now", "integer", "transcripts only this run has"),
+    Field("baseline.arms", "object", "per arm of either report"),
+    Field("baseline.arms.<arm>", "object", "one arm, old against new"),
+    Field("baseline.arms.<arm>.n_old", "integer", "answered calls in the baseline"),
+    Field("baseline.arms.<arm>.n_new", "integer", "answered calls now"),
+    Field("baseline.arms.<arm>.buckets", "object", "per bucket"),
+    Field("baseline.arms.<arm>.buckets.<bucket>", "object", "one bucket's change"),
+    Field("baseline.arms.<arm>.buckets.<bucket>.old", "number|null", "the baseline's share (null: no "
+          "answered call on that side)"),
+    Field("baseline.arms.<arm>.buckets.<bucket>.new", "number|null", "the share now (null likewise)"),
+    Field("baseline.arms.<arm>.buckets.<bucket>.diff", "number|null", "new - old; null when a side has "
+          "no share"),
+    Field("baseline.arms.<arm>.buckets.<bucket>.lo", "number|null", "lower bound of the change's 95% "
+          "interval"),
+    Field("baseline.arms.<arm>.buckets.<bucket>.hi", "number|null", "upper bound"),
+    Field("baseline.arms.<arm>.allocation", "object", "pooled allocation efficiency, old and new"),
+    Field("baseline.arms.<arm>.allocation.old", "number|null", "in the baseline"),
+    Field("baseline.arms.<arm>.allocation.new", "number|null", "now"),
+    Field("baseline.arms.<arm>.allocation.diff", "number|null", "old - new (a drop is positive)"),
+    Field("baseline.arms.<arm>.residual", "object", "median retrieval residual, old and new"),
+    Field("baseline.arms.<arm>.residual.old", "number|null", "in the baseline"),
+    Field("baseline.arms.<arm>.residual.new", "number|null", "now"),
+    Field("baseline.arms.<arm>.residual.growth", "number|null", "(new - old) / old; null when old is 0 "
+          "or a side has no figure"),
+    Field("trend", "object|null", "the saved runs before this one and this run, per arm and metric "
+          "(`--explore-suff-trend`); null without it (see [trends](../history.md))"),
+    Field("gates", "array", "one entry per gate and arm"),
+    Field("gates[].arm", "string|null", "the arm (null: a gate that applies to no arm)"),
+    Field("gates[].metric", "string", "a bucket key, `allocation`, `residual_share` or `residual`"),
+    Field("gates[].op", "string", "`min`, `max`, `min_calls`, `max_drop` or `max_growth`"),
+    Field("gates[].threshold", "number", "the threshold given"),
+    Field("gates[].value", "number|null", "the figure compared (null: none)"),
+    Field("gates[].n", "integer", "the sample it rests on (answered calls, or transcripts)"),
+    Field("gates[].on", "string", "`point` or `bound`"),
+    Field("gates[].bound", "number|null", "the interval's bound compared, with `bound`"),
+    Field("gates[].passed", "boolean|null", "true, false, or null: not applicable (fails the run)"),
+    Field("transcripts", "array", "one record per transcript that ran, in path order"),
+    Field(f"{_T}.path", "string", "relative to the campaign, `/` separators"),
+    Field(f"{_T}.files", "array", "every file read for it: turn files, subagent files, child rollouts"),
+    Field(f"{_T}.files[]", "string", "a file, relative to the campaign"),
+    Field(f"{_T}.arm", "string", "its arm"),
+    Field(f"{_T}.group", "string", "its group (the repository, usually)"),
+    Field(f"{_T}.run", "string", "its run label (may be empty)"),
+    Field(f"{_T}.kind", "string", "the reader's name: `stream-json`, `interactive`, `codex`, `gemini`, "
+          "`qwen`, `copilot`, or a reader plug-in's"),
+    Field(f"{_T}.agent", "string", "the agent that wrote it: `claude`, `codex`, `gemini`, `qwen`, "
+          "`copilot`, or a reader plug-in's"),
+    Field(f"{_T}.status", "string", "`classified`, `skipped` (raced or contaminated) or `error`"),
+    Field(f"{_T}.reason", "string", "why skipped or failed; empty otherwise"),
+    Field(f"{_T}.flags", "object", "exclusion flags"),
+    Field(f"{_T}.flags.raced", "boolean", "a family call was answered `No such tool available`"),
+    Field(f"{_T}.flags.contaminated", "boolean", "the run used the family's CLI through the shell"),
+    Field(f"{_T}.counts", "object", "calls per bucket"),
+    Field(f"{_T}.counts.<bucket>", "integer", "answered calls in this bucket"),
+    Field(f"{_T}.answered", "integer", "judged calls that got an answer"),
+    Field(f"{_T}.errored", "integer", "judged calls with an error or no answer"),
+    Field(f"{_T}.concurrent", "integer", "file accesses in an explore's own message"),
+    Field(f"{_T}.lines", "integer", "lines read"),
+    Field(f"{_T}.corrupt_lines", "integer", "lines that were not JSON objects (skipped)"),
+    Field(f"{_T}.digest", "string|null", "a digest of the transcript's bytes as read (null when it was "
+          "not read to its end)"),
+    Field(f"{_T}.copies", "array", "copied sessions in a Claude Code session log (resumed or forked "
+          "into a new file), and where their lines are judged"),
+    Field(f"{_T}.copies[].session", "string", "the copied session's id"),
+    Field(f"{_T}.copies[].judged_in", "string|null", "the transcript that judges those lines; "
+          "null: this one"),
+    Field(f"{_T}.copies[].lines", "integer", "copied lines"),
+    Field(f"{_T}.copies[].first_line", "integer", "the first copied line's number"),
+    Field(f"{_T}.copies[].last_line", "integer", "the last copied line's number"),
+    Field(f"{_T}.copies[].calls", "integer", "tool calls among them, judged elsewhere"),
+    Field(f"{_T}.warnings", "array", "what went wrong while reading, one line each"),
+    Field(f"{_T}.warnings[]", "string", "a warning"),
+    Field(f"{_T}.runs", "array", "one entry per run (a `result` event; one for a Codex or Gemini log)"),
+    Field(f"{_T}.runs[].subtype", "string|null", "`success`, `error_max_turns`, ..."),
+    Field(f"{_T}.runs[].num_turns", "integer|null", "turns"),
+    Field(f"{_T}.runs[].duration_ms", "number|null", "duration in milliseconds"),
+    Field(f"{_T}.runs[].total_cost_usd", "number|null", "cost in USD"),
+    Field(f"{_T}.runs[].is_error", "boolean|null", "the run ended in an error"),
+    Field(f"{_T}.runs[].tokens", "integer|null", "tokens (Codex and Gemini logs only)"),
+    Field(f"{_T}.tools", "object", "tool calls by notion"),
+    Field(f"{_T}.tools.explore", "integer", "calls of the judged tool"),
+    Field(f"{_T}.tools.read", "integer", "file reads"),
+    Field(f"{_T}.tools.search", "integer", "searches"),
+    Field(f"{_T}.tools.bash", "integer", "shell commands"),
+    Field(f"{_T}.tools.other", "integer", "everything else"),
+    Field(f"{_T}.calls", "array", "every judged call, thread by thread (main first)"),
+    Field(f"{_T}.calls[].id", "string", "the call's id in the log"),
+    Field(f"{_T}.calls[].thread", "string", "`main`, or the id of the call that spawned the subagent"),
+    Field(f"{_T}.calls[].query", "string", "what the tool was asked, exactly as logged"),
+    Field(f"{_T}.calls[].files", "integer", "distinct files the response returned"),
+    Field(f"{_T}.calls[].bucket", "string", "a bucket key (errored calls are counted, not listed)"),
+    Field(f"{_T}.calls[].next", "string", "the label of the action that decided the bucket"),
+    Field(f"{_T}.calls[].named", "boolean", "a `read_missed` file that the response mentioned"),
+    Field(f"{_T}.calls[].truncated", "boolean", "the response was a `<persisted-output>` stub"),
+    Field(_A, "object|null", "allocation efficiency; null with `allocation_reason`"),
+    Field(f"{_A}.envelope", "integer", "characters of returned-file sections (a file returned twice "
+          "counts twice)"),
+    Field(f"{_A}.used", "integer", "of those, on files the answer cites"),
+    Field(f"{_A}.used_path", "integer", "of those, on files cited by path"),
+    Field(f"{_A}.efficiency", "number", "used / envelope"),
+    Field(f"{_A}.efficiency_path", "number", "used_path / envelope"),
+    Field(f"{_A}.files_returned", "integer", "distinct files returned"),
+    Field(f"{_A}.files_used", "integer", "of those, cited"),
+    Field(f"{_A}.has_answer", "boolean", "a final answer was found"),
+    Field(f"{_A}.calls", "array", "per explore response with a section"),
+    Field(f"{_A}.calls[].id", "string", "the call's id"),
+    Field(f"{_A}.calls[].envelope", "integer", "characters of its sections"),
+    Field(f"{_A}.calls[].used", "integer", "on cited files"),
+    Field(f"{_A}.calls[].used_path", "integer", "on files cited by path"),
+    Field(f"{_A}.calls[].efficiency", "number", "used / envelope"),
+    Field(f"{_A}.calls[].files", "integer", "files in its sections"),
+    Field(f"{_A}.calls[].files_used", "integer", "of those, cited"),
+    Field(f"{_A}.files", "array", "per returned file, largest first"),
+    Field(f"{_A}.files[].path", "string", "the path as returned"),
+    Field(f"{_A}.files[].chars", "integer", "characters of its sections, over every call"),
+    Field(f"{_A}.files[].calls", "integer", "responses that returned it"),
+    Field(f"{_A}.files[].via", "string|null", "`path`, `symbol`, or null: not cited"),
+    Field(f"{_A}.files[].symbol", "string|null", "the symbol that credited it (with `via: symbol`)"),
+    Field(f"{_T}.allocation_reason", "string", "why `allocation` is null; empty otherwise"),
+    Field(_O, "object|null", "residual context occupancy; null with `occupancy_reason`"),
+    Field(f"{_O}.ctx_final", "integer", "tokens of the last request's prompt"),
+    Field(f"{_O}.ctx_base", "integer", "tokens of the first request's prompt"),
+    Field(f"{_O}.chars_per_token", "number", "the ratio calibrated on this transcript"),
+    Field(f"{_O}.calibrated", "boolean", "false: no gap to calibrate on, 3.0 assumed"),
+    Field(f"{_O}.dispersion", "number|null", "how well the ratio fits the gaps (lower median of the "
+          "relative error)"),
+    Field(f"{_O}.turns", "integer", "requests"),
+    Field(f"{_O}.compactions", "integer", "compaction boundaries"),
+    Field(f"{_O}.evicted", "integer", "tokens evicted when the window shed content"),
+    Field(f"{_O}.window", "integer", "the nominal window"),
+    Field(f"{_O}.residual", "object", "per family: tokens still in the window at the end"),
+    Field(f"{_O}.residual.<family>", "integer", "tokens"),
+    Field(f"{_O}.contributed", "object", "per family: tokens its results brought in"),
+    Field(f"{_O}.contributed.<family>", "integer", "tokens"),
+    Field(f"{_O}.chars", "object", "per family: characters of its results"),
+    Field(f"{_O}.chars.<family>", "integer", "characters"),
+    Field(f"{_O}.results", "object", "per family: how many results"),
+    Field(f"{_O}.results.<family>", "integer", "results"),
+    Field(f"{_O}.residual_file_access", "integer", "read + search + bash residual"),
+    Field(f"{_O}.residual_retrieval", "integer", "tool + file access residual"),
+    Field(f"{_O}.share", "number|null", "residual_retrieval / ctx_final; null when ctx_final is 0"),
+    Field(f"{_T}.occupancy_reason", "string", "why `occupancy` is null; empty otherwise"),
+    Field(f"{_T}.tokens_processed", "integer|null", "the `result` events' usage summed; null when none "
+          "says"),
+    Field("ignored", "array", "files of the campaign that are not transcripts, or were not followed"),
+    Field("ignored[].path", "string", "the file, relative to the campaign"),
+    Field("ignored[].reason", "string", "why"),
+)
