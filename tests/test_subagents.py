@@ -792,3 +792,22 @@ def test_a_desktop_forked_child_alone_is_judged_alone_with_its_own_calls_and_win
     assert occupancy is not None
     # Its own requests: the three it measured, never the copied parent's 5 000 and 7 000.
     assert (occupancy["turns"], occupancy["ctx_base"], occupancy["ctx_final"]) == (3, 21_000, 33_000)
+
+
+def test_a_desktop_forked_child_alone_reports_its_calls_and_the_warning_under_xdist(pytester):
+    parent, _, _ = desktop_parent()
+    c = desktop_child(parent, ["cat lib/a.py"], answer=False)
+    own_call(c, c.explore("own"), explore_text(["lib/b.py"]), 30_000, 80_000)
+    own_call(c, c.shell("sed -n 1,40p lib/b.py"), "src", 33_000, 120_000)
+    c.finish("f reads x")
+    c.write(pytester.path / "c" / f"rollout-2026-03-01T10-00-05-{CHILD}.jsonl")
+    flags = [f"--explore-suff={pytester.path / 'c'}", "-p", "no:cacheprovider", "-W", "default::UserWarning"]
+    plain = pytester.runpytest(*flags, "--explore-suff-json=plain.json")
+    plain.assert_outcomes(passed=1, warnings=1)
+    plain.stdout.fnmatch_lines([f"*parent session {PARENT} is not in the campaign; judged alone*"])
+    pytester.runpytest(*flags, "-n", "2", "--explore-suff-json=dist.json").assert_outcomes(passed=1, warnings=1)
+    assert (pytester.path / "plain.json").read_bytes() == (pytester.path / "dist.json").read_bytes()
+    [rec] = json.loads((pytester.path / "plain.json").read_text())["transcripts"]
+    assert [(x["bucket"], x["next"]) for x in rec["calls"]] == [("read_returned", "Bash Read b.py")]
+    assert rec["tools"]["bash"] == 2 and rec["runs"][0]["tokens"] == 120_000
+    assert rec["occupancy"] is not None and rec["occupancy"]["ctx_final"] == 33_000
