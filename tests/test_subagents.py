@@ -774,7 +774,7 @@ def parent_total(parent: Rollout) -> int:
 
 
 def test_a_desktop_forked_child_alone_is_judged_alone_with_its_own_calls_and_window(tmp_path):
-    parent, _, spawn = desktop_parent()
+    parent, _, _ = desktop_parent()
     c = desktop_child(parent, ["cat lib/a.py"], answer=False)
     # Its own explore, answered by a read of a returned file, then its answer.
     own_call(c, c.explore("own"), json.dumps([{"type": "text", "text": explore_text(["lib/b.py"])}]),
@@ -785,7 +785,8 @@ def test_a_desktop_forked_child_alone_is_judged_alone_with_its_own_calls_and_win
     [t] = _campaign(tmp_path).values()
     assert any(f"parent session {PARENT} is not in the campaign; judged alone" in n for n in t.notes)
     verdict, collector = _judged(t)
-    assert [(v.query, v.bucket, v.next) for v in verdict.calls] == [("own", "read_returned", "Bash Read b.py")]
+    own = [("own", "read_returned", "Bash Read b.py")]
+    assert [(v.query, v.bucket, v.next) for v in verdict.calls] == own
     assert [a.arg for a in collector.threads["main"]] == ["cat lib/a.py", "own", "sed -n 1,40p lib/b.py"]
     assert collector.runs[0]["tokens"] == 120_000  # its own running total, not the copy's
     occupancy = measure(verdict, collector)["occupancy"]
@@ -805,7 +806,8 @@ def test_a_desktop_forked_child_alone_reports_its_calls_and_the_warning_under_xd
     plain = pytester.runpytest(*flags, "--explore-suff-json=plain.json")
     plain.assert_outcomes(passed=1, warnings=1)
     plain.stdout.fnmatch_lines([f"*parent session {PARENT} is not in the campaign; judged alone*"])
-    pytester.runpytest(*flags, "-n", "2", "--explore-suff-json=dist.json").assert_outcomes(passed=1, warnings=1)
+    dist = pytester.runpytest(*flags, "-n", "2", "--explore-suff-json=dist.json")
+    dist.assert_outcomes(passed=1, warnings=1)
     assert (pytester.path / "plain.json").read_bytes() == (pytester.path / "dist.json").read_bytes()
     [rec] = json.loads((pytester.path / "plain.json").read_text())["transcripts"]
     assert [(x["bucket"], x["next"]) for x in rec["calls"]] == [("read_returned", "Bash Read b.py")]
