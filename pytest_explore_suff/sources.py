@@ -417,9 +417,24 @@ class _Member(io.RawIOBase):
         super().close()
 
 
+class _GzipOver(gzip.GzipFile):
+    """A gzip stream over an archive member that closes the member with it (a GzipFile
+    leaves the file object it was given open: the archive's file would stay open)."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        super().__init__(fileobj=fh, mode="rb")
+        self._under = fh
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._under.close()
+
+
 def _maybe_gunzip(name: str, fh: BinaryIO) -> BinaryIO:
     if name.endswith(".gz"):
-        return gzip.GzipFile(fileobj=fh, mode="rb")  # type: ignore[return-value]
+        return _GzipOver(fh)  # type: ignore[return-value]
     return fh
 
 
