@@ -129,7 +129,8 @@ class Outcome:
                 what += f" (at least {self.bound:.3f} at the 95% bound)"
             return f"{g.option}: {where} {what} (n={self.n}) <= {g.threshold:g}: {verdict}"
         if g.op == "min_calls":
-            return f"{g.option}: {where} has {self.n} answered calls, needs {g.threshold:g}: {verdict}"
+            calls = f"{self.n} answered call{'' if self.n == 1 else 's'}"
+            return f"{g.option}: {where} has {calls}, needs {g.threshold:g}: {verdict}"
         bound = ">=" if g.op == "min" else "<="
         what = f"{g.metric} share {self.value:.3f}"
         if self.on == "bound" and self.bound is not None:

@@ -38,7 +38,18 @@ from .gates import METRIC_WORDS
 from .occupancy import FAMILIES
 from .report import write_bytes_atomic
 from .stats import is_number
-from .terminal import allocation_table, arm_table, clean, empty_side, occupancy_table
+from .terminal import (
+    ALL_ARMS,
+    POOLED,
+    allocation_table,
+    arm_label,
+    arm_table,
+    clean,
+    empty_side,
+    half_up,
+    occupancy_table,
+    percent,
+)
 
 #: Okabe-Ito colours (safe for the common colour-vision deficiencies), worst bucket
 #: vermillion, best bluish green; every chart, chip and legend uses these.
@@ -96,20 +107,21 @@ def _num(value: Any) -> float | None:
 
 
 def pct(value: Any) -> str:
-    """``0.4883`` -> ``49%``: the rounding the terminal summary uses."""
+    """``0.4883`` -> ``49%``, ``0.125`` -> ``13%``: halves up, as the terminal summary and
+    the page's script (``Math.round``) round."""
     x = _num(value)
-    return "–" if x is None else f"{x:.0%}"
+    return "–" if x is None else percent(x)
 
 
 def pct_bare(value: Any) -> str:
     x = _num(value)
-    return "–" if x is None else f"{x * 100:.0f}"
+    return "–" if x is None else str(half_up(x * 100))
 
 
 def points(value: Any) -> str:
     """A difference of shares in signed percentage points, ``+28``; never ``-0``."""
     x = _num(value)
-    return "–" if x is None else f"{round(x * 100):+d}"
+    return "–" if x is None else f"{half_up(x * 100):+d}"
 
 
 def interval(lo: Any, hi: Any) -> str:
@@ -166,6 +178,7 @@ def _arm_bar(name: str, agg: Mapping[str, Any], pooled: bool = False) -> dict[st
         x += w
     return {
         "name": _shown(name),
+        "label": POOLED if pooled else arm_label(_shown(name)),
         "pooled": pooled,
         "answered": answered,
         "transcripts": int(agg.get("transcripts") or 0),
@@ -207,7 +220,7 @@ def _dot_panels(arms: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "colour": COLOURS[b.key],
                 "rows": rows,
                 "height": 30 + 24 * max(1, len(rows)),
-                "ticks": [{"x": round(x0 + t * (x1 - x0), 2), "text": f"{t:.0%}"} for t in (0, 0.5, 1)],
+                "ticks": [{"x": round(x0 + t * (x1 - x0), 2), "text": percent(t)} for t in (0, 0.5, 1)],
             }
         )
     return panels
@@ -216,7 +229,7 @@ def _dot_panels(arms: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
 def tokens(value: Any) -> str:
     """``11356.0`` -> ``11,356``."""
     x = _num(value)
-    return "–" if x is None else f"{x:,.0f}"
+    return "–" if x is None else f"{half_up(x):,}"
 
 
 def spread(value: Any, fmt: Any = tokens) -> str:
@@ -265,7 +278,7 @@ def _allocation_panel(arms: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
                 )
         rows.append(row)
     height = 30 + 24 * max(1, len(rows))
-    ticks = [{"x": round(x0 + t * (x1 - x0), 2), "text": f"{t:.0%}"} for t in (0, 0.25, 0.5, 0.75, 1)]
+    ticks = [{"x": round(x0 + t * (x1 - x0), 2), "text": percent(t)} for t in (0, 0.25, 0.5, 0.75, 1)]
     return {"rows": rows, "height": height, "ticks": ticks, "width": ALLOC_WIDTH, "x0": x0, "x1": x1,
             "any": any("share" in r for r in rows)}  # fmt: skip
 
@@ -396,7 +409,7 @@ def _residual_chart(cmp: Any) -> dict[str, Any] | None:
                 x=min(zero, x),
                 w=round(abs(x - zero), 2),
                 colour=HIGHER if p > 0 else LOWER if p < 0 else NEUTRAL,
-                text=f"{p:+.0f}%",
+                text=f"{half_up(p):+d}%",
             )
         rows.append(row)
     mean_row = None
@@ -412,7 +425,8 @@ def _residual_chart(cmp: Any) -> dict[str, Any] | None:
             "xhi": None if hi is None else at(hi),
             "lo": lo,
             "hi": hi,
-            "text": f"{mean:+.0f}%" + ("" if lo is None or hi is None else f" [{lo:+.0f}%, {hi:+.0f}%]"),
+            "text": f"{half_up(mean):+d}%"
+            + ("" if lo is None or hi is None else f" [{half_up(lo):+d}%, {half_up(hi):+d}%]"),
             "colour": HIGHER if mean > 0 else LOWER if mean < 0 else NEUTRAL,
         }
     alloc = cmp.get("allocation") if isinstance(cmp.get("allocation"), Mapping) else None
@@ -437,7 +451,7 @@ def _residual_chart(cmp: Any) -> dict[str, Any] | None:
         "agreeing": r.get("agreeing"),
         "compared": r.get("compared"),
         "overhead": overhead,
-        "overhead_text": "–" if overhead is None else f"{overhead:+,.0f} tokens",
+        "overhead_text": "–" if overhead is None else f"{half_up(overhead):+,} tokens",
         "sentence": _residual_sentence(cmp.get("a"), cmp.get("b"), r) if mean is not None else None,
         "allocation": alloc_view,
         "width": RES_PLOT,
@@ -463,7 +477,7 @@ def _residual_sentence(a: Any, b: Any, r: Mapping[str, Any]) -> str:
         text += f" (mean over groups, 95% {lo:+.0f}% to {hi:+.0f}%)"
     overhead = _num(r.get("fixed_overhead"))
     if overhead is not None:
-        text += f"; fixed overhead {overhead:+,.0f} tokens"
+        text += f"; fixed overhead {half_up(overhead):+,} tokens"
     return text
 
 
@@ -718,7 +732,7 @@ def _heatmap(transcripts: Sequence[Mapping[str, Any]], arms: Sequence[str]) -> d
                 "cells": [cell_of(group, a) for a in columns],
             }
         )
-    return {"columns": [_shown(a) for a in columns], "rows": rows, "silent": silent}
+    return {"columns": [arm_label(_shown(a)) for a in columns], "rows": rows, "silent": silent}
 
 
 def _worst(heatmap: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -753,6 +767,7 @@ def _figures(name: str, agg: Mapping[str, Any], pooled: bool = False) -> dict[st
     figs = agg.get("figures") or {}
     return {
         "name": _shown(name),
+        "label": POOLED if pooled else arm_label(_shown(name)),
         "pooled": pooled,
         "transcripts": int(agg.get("transcripts") or 0),
         "cells": [{"key": k, "raw": figs.get(k), "text": _figure(figs.get(k), k)} for k, _ in FIGURES],
@@ -1034,10 +1049,10 @@ def context(document: Mapping[str, Any]) -> dict[str, Any]:
     pooled = document.get("pooled") if isinstance(document.get("pooled"), Mapping) else None
     bars = [_arm_bar(name, agg) for name, agg in arms.items()]
     if pooled is not None and len(arms) > 1:
-        bars.append(_arm_bar("(pooled)", pooled, pooled=True))
+        bars.append(_arm_bar(POOLED, pooled, pooled=True))
     figures = [_figures(name, agg) for name, agg in arms.items()]
     if pooled is not None and len(arms) > 1:
-        figures.append(_figures("(pooled)", pooled, pooled=True))
+        figures.append(_figures(POOLED, pooled, pooled=True))
     transcripts = [t for t in document.get("transcripts") or () if isinstance(t, Mapping)]
     gates = [_gate(g) for g in _seq(document.get("gates")) if isinstance(g, Mapping)]
     statuses: dict[str, int] = {}
@@ -1077,8 +1092,10 @@ def context(document: Mapping[str, Any]) -> dict[str, Any]:
         "figures": figures,
         "statuses": statuses,
         "n_transcripts": len(transcripts),
-        "n_calls": sum(len(t.get("calls") or ()) for t in transcripts),
+        # What the figures count: the calls of the classified transcripts (a skipped one's are out).
+        "n_calls": sum(len(t.get("calls") or ()) for t in transcripts if t.get("status") == "classified"),
         "n_ignored": len(document.get("ignored") or ()),
+        "all_arms": ALL_ARMS,
         "data_json": Markup(script_json(drilldown_data(document))),
         "script": Markup(script),
         "script_hash": _sha256(script),

@@ -389,7 +389,11 @@ class ArchiveSource:
             fh = self._extract(rel)
         except MEMBER_ERRORS as exc:  # a bad CRC, damaged deflate data, a cut-short member
             raise ArchiveError(f"corrupt archive member: {exc}") from None
-        return io.BufferedReader(_Member(_maybe_gunzip(rel, fh)), BUFFER)
+        member = io.BufferedReader(_Member(fh), BUFFER)
+        # A .gz member's own stream is decompressed above the archive's: the archive's damage
+        # is an `ArchiveError`, a transcript's cut .gz (a killed `| gzip`) the EOFError it is
+        # in a folder, so that both keep what was readable and say the same.
+        return _maybe_gunzip(rel, member)
 
     def head(self, rel: str) -> BinaryIO:
         """A member for reading its first lines only (sniffing): streamed."""
@@ -423,9 +427,24 @@ class _Member(io.RawIOBase):
         super().close()
 
 
+class _GzipOver(gzip.GzipFile):
+    """A gzip stream over an archive member that closes the member with it (a GzipFile
+    leaves the file object it was given open: the archive's file would stay open)."""
+
+    def __init__(self, fh: BinaryIO) -> None:
+        super().__init__(fileobj=fh, mode="rb")
+        self._under = fh
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._under.close()
+
+
 def _maybe_gunzip(name: str, fh: BinaryIO) -> BinaryIO:
     if name.endswith(".gz"):
-        return gzip.GzipFile(fileobj=fh, mode="rb")  # type: ignore[return-value]
+        return _GzipOver(fh)  # type: ignore[return-value]
     return fh
 
 

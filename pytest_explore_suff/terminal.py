@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from collections.abc import Iterable, Iterator, Mapping
@@ -35,14 +36,42 @@ def clean(text: object) -> str:
     return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), s)
 
 
+def half_up(x: float) -> int:
+    """``x`` to a whole number, halves up: ``Math.round``'s rounding, exactly (12.5 -> 13,
+    -12.5 -> -12). The page's script rounds so; Python's round and format round halves to
+    even, which showed a share of 1/8 as 12% beside the script's 13%."""
+    whole = math.floor(x)
+    return whole + (x - whole >= 0.5)  # x - floor(x) is exact for a double
+
+
+def percent(x: float) -> str:
+    """A share as a whole percentage, halves up: ``0.125`` -> ``13%``."""
+    return f"{half_up(x * 100)}%"
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """``1 answered call``, ``2 answered calls``."""
+    return f"{n} {one if n == 1 else many or one + 's'}"
+
+
+#: the name of the column of every arm's calls pooled (the page's heat map says "all arms")
+POOLED = "(pooled)"
+ALL_ARMS = "all arms"
+
+
+def arm_label(name: str) -> str:
+    """An arm's name as a column shows it: an arm named like the pooled column is marked."""
+    return f"{name} [arm]" if name.strip() in (POOLED, ALL_ARMS) else name
+
+
 def _pct(x: float) -> str:
-    return f"{x * 100:.0f}"
+    return str(half_up(x * 100))
 
 
 def _cell(count: int, answered: int, interval: dict[str, Any] | None = None) -> str:
     if not answered:
         return str(count)
-    cell = f"{count} ({count / answered:.0%})"
+    cell = f"{count} ({percent(count / answered)})"
     if interval is not None:
         cell += f" [{_pct(interval['lo'])}-{_pct(interval['hi'])}]"
     return cell
@@ -71,8 +100,8 @@ def arm_table(arms: dict[str, dict[str, Any]], pooled: dict[str, Any], width: in
     without the pooled column, without intervals, with the bucket keys for
     labels; then a table per few arms.
     """
-    arm_columns = list(arms.items())
-    columns = [*arm_columns, ("(pooled)", pooled)] if len(arms) > 1 else arm_columns
+    arm_columns = [(arm_label(name), agg) for name, agg in arms.items()]
+    columns = [*arm_columns, (POOLED, pooled)] if len(arms) > 1 else arm_columns
     variants = [
         _arm_table(columns, True, False, True),
         _arm_table(columns, False, False, True),
@@ -122,7 +151,7 @@ def call_line(index: int, call: dict[str, Any]) -> str:
 
 
 def _signed(x: float) -> str:
-    return f"{round(x * 100):+d}"  # round() first: no "-0"
+    return f"{half_up(x * 100):+d}"  # an int first: no "-0"
 
 
 def comparison_table(cmp: dict[str, Any], width: int = 10_000) -> str:
@@ -135,7 +164,7 @@ def comparison_table(cmp: dict[str, Any], width: int = 10_000) -> str:
         rows = []
         for b in BUCKETS:
             d = cmp["buckets"][b.key]
-            rows.append([_label(b, short), f"{d['a']:.0%}", f"{d['b']:.0%}",
+            rows.append([_label(b, short), percent(d['a']), percent(d['b']),
                          f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]"])  # fmt: skip
         variants.append(str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)))
     return f"{title}\n{_fit(variants, width)}"
@@ -166,7 +195,7 @@ def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
             for b in BUCKETS:
                 d = cmp["buckets"][b.key]
                 change = f"{_signed(d['diff'])} [{_signed(d['lo'])}, {_signed(d['hi'])}]"
-                rows.append([_label(b, short), f"{d['old']:.0%}", f"{d['new']:.0%}", change])
+                rows.append([_label(b, short), percent(d["old"]), percent(d["new"]), change])
             headers = ["", "baseline", "now", "change, points [95%]"]
             variants.append(str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)))
         out.append(_fit(variants, width))
@@ -179,21 +208,21 @@ def _metric_changes(cmp: dict[str, Any]) -> list[str]:
     out = []
     a = cmp.get("allocation") or {}
     if a.get("new") is not None or a.get("old") is not None:
-        old = "not in the baseline" if a.get("old") is None else f"{a['old']:.0%}"
-        new = "none" if a.get("new") is None else f"{a['new']:.0%}"
+        old = "not in the baseline" if a.get("old") is None else percent(a["old"])
+        new = "none" if a.get("new") is None else percent(a["new"])
         change = "" if a.get("diff") is None else f" ({_signed(a['diff'])} points)"
         out.append(f"  allocation efficiency: {old} -> {new}{change}")
     r = cmp.get("residual") or {}
     if r.get("new") is not None or r.get("old") is not None:
-        old = "not in the baseline" if r.get("old") is None else f"{r['old']:,.0f}"
-        new = "none" if r.get("new") is None else f"{r['new']:,.0f}"
-        change = "" if r.get("growth") is None else f" ({r['growth']:+.0%})"
+        old = "not in the baseline" if r.get("old") is None else f"{half_up(r['old']):,}"
+        new = "none" if r.get("new") is None else f"{half_up(r['new']):,}"
+        change = "" if r.get("growth") is None else f" ({half_up(r['growth'] * 100):+d}%)"
         out.append(f"  median retrieval residual, tokens: {old} -> {new}{change}")
     return out
 
 
 def _num(x: float | None) -> str:
-    return "-" if x is None else f"{round(x):,}"
+    return "-" if x is None else f"{half_up(x):,}"
 
 
 def _spread_cell(spread: dict[str, Any], fmt: Any = _num) -> str:
@@ -203,7 +232,7 @@ def _spread_cell(spread: dict[str, Any], fmt: Any = _num) -> str:
 
 
 def _share_pct(x: float | None) -> str:
-    return "-" if x is None else f"{x:.0%}"
+    return "-" if x is None else percent(x)
 
 
 def _metric_table(rows: list[list[object]], names: list[str], width: int) -> str:
@@ -228,7 +257,7 @@ def allocation_table(arms: dict[str, dict[str, Any]], width: int = 10_000) -> st
     rows: list[list[object]] = [
         ["transcripts (calls with source)", *(f"{a['transcripts']} ({a['calls']})" for _, a in columns)],
         ["efficiency [95%]", *(_efficiency(a["efficiency"]) for _, a in columns)],
-        ["path-cited alone", *(f"{a['efficiency_path']:.0%}" for _, a in columns)],
+        ["path-cited alone", *(percent(a["efficiency_path"]) for _, a in columns)],
         ["per run, median [min-max]", *(_spread_cell(a["per_run"], _share_pct) for _, a in columns)],
         ["chars used / returned", *(f"{a['used']:,} / {a['envelope']:,}" for _, a in columns)],
     ]
@@ -239,7 +268,7 @@ def allocation_table(arms: dict[str, dict[str, Any]], width: int = 10_000) -> st
 
 
 def _efficiency(e: dict[str, Any]) -> str:
-    return f"{e['share']:.0%} [{_pct(e['lo'])}-{_pct(e['hi'])}]"
+    return f"{percent(e['share'])} [{_pct(e['lo'])}-{_pct(e['hi'])}]"
 
 
 def occupancy_table(arms: dict[str, dict[str, Any]], width: int = 10_000) -> str | None:
@@ -269,12 +298,13 @@ def residual_line(cmp: dict[str, Any]) -> str | None:
     if r["direction"] == "equal":
         text = f"retrieval residual equal with {a} and {b}"
     else:
-        text = f"retrieval residual {abs(r['mean_pct']):.0f}% {r['direction']} with {a} than with {b}"
+        text = f"retrieval residual {half_up(abs(r['mean_pct']))}% {r['direction']} with {a} than with {b}"
     text += f", {r['agreeing']} of {r['compared']} group{'s' if r['compared'] != 1 else ''}"
     if r["interval"] is not None:
-        text += f" (mean over groups, 95% {r['interval']['lo']:+.0f}% to {r['interval']['hi']:+.0f}%)"
+        lo, hi = half_up(r["interval"]["lo"]), half_up(r["interval"]["hi"])
+        text += f" (mean over groups, 95% {lo:+d}% to {hi:+d}%)"
     if r["fixed_overhead"] is not None:
-        text += f"; fixed overhead {r['fixed_overhead']:+,.0f} tokens"
+        text += f"; fixed overhead {half_up(r['fixed_overhead']):+,} tokens"
     return text
 
 
@@ -283,8 +313,11 @@ def allocation_lines(rec: Mapping[str, Any]) -> list[str]:
     a = rec.get("allocation")
     if not a:
         return []
-    out = [f"call {i}: {c['efficiency']:.0%} of {c['envelope']:,} chars, {c['files_used']}/{c['files']} files"
-           for i, c in enumerate(a["calls"], 1)]  # fmt: skip
+    out = [
+        f"call {i}: {percent(c['efficiency'])} of {c['envelope']:,} chars, "
+        f"{c['files_used']}/{plural(c['files'], 'file')}"
+        for i, c in enumerate(a["calls"], 1)
+    ]
     uncited = [f["path"] for f in a["files"] if f["via"] is None]
     if uncited:
         out.append("not cited: " + ", ".join(clean(p) for p in uncited))
@@ -354,7 +387,7 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
             mix = ", ".join(f"{clean(a)} ({n})" for a, n in agg["agents"].items())
             yield Line(f"note: arm {clean(name)} mixes agents: {mix}; its shares pool them", warn)
         if 0 < agg["answered"] < SMALL_ARM_CALLS:
-            yield Line(f"warning: arm {clean(name)} has only {agg['answered']} answered calls "
+            yield Line(f"warning: arm {clean(name)} has only {plural(agg['answered'], 'answered call')} "
                        f"(< {SMALL_ARM_CALLS}): too few to compare arms on", warn)  # fmt: skip
     for note in report.notes:
         yield Line(f"warning: {clean(note)}", warn)
@@ -390,7 +423,7 @@ def _verdict_lines(report: Report, passed: bool) -> Iterator[Line]:
             yield Line(f"explore-suff gate {o.describe()}", {"red": not o.passed, "green": bool(o.passed)})
     cov = report.coverage
     if not cov.complete:
-        yield Line(f"explore-suff: partial run: {cov.ran} of {cov.collected} transcripts ran "
+        yield Line(f"explore-suff: partial run: {cov.ran} of {plural(cov.collected, 'transcript')} ran "
                    f"({'; '.join(cov.why())}); the report says so", {"yellow": True})  # fmt: skip
 
 

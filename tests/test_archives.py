@@ -9,6 +9,7 @@ import random
 import shutil
 import tarfile
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -248,12 +249,86 @@ def test_a_gzipped_subagent_file_is_linked_through_its_meta_file(pytester):
     assert (rec["calls"][0]["next"], rec["warnings"]) == ("Agent → Read a.js", [])
 
 
-def test_a_cut_short_gzipped_transcript_fails_its_item_with_a_reason(pytester):
-    root = ab_campaign(pytester.path / "c", with_runs=[sufficient_run()], without_runs=[no_explore_run()])
-    path = root / "express" / "run1" / "run-headless-with.jsonl"
-    data = gzip.compress(path.read_bytes())
-    path.with_name(path.name + ".gz").write_bytes(data[: len(data) // 2])
-    path.unlink()
-    result = pytester.runpytest(f"--explore-suff={root}", "--explore-suff-json=r.json")
-    result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["express/run1/run-headless-with.jsonl.gz: cannot read *"])
+def long_run() -> Run:
+    """Two explore calls, each answered by a read, then a long tail of shell calls whose
+    outputs barely compress: a cut anywhere in the tail leaves both verdicts whole."""
+    rng = random.Random(29)
+    run = Run()
+    run.step(run.explore("a"), response(["lib/a.js"]))
+    run.step(run.use("Read", file_path="/t/lib/a.js"))
+    run.step(run.explore("b"), response(["lib/b.js"]))
+    run.step(run.use("Grep", pattern="send"))
+    for _ in range(40):
+        run.step(run.use("Bash", command="make test"), rng.randbytes(1500).hex())
+    run.finish()
+    return run
+
+
+def cut_layouts(root: Path, data: bytes, layout: str) -> Path:
+    """``data`` (a cut .jsonl.gz) as ``c/r/run-with.jsonl.gz`` of a folder, a .tar.gz or a .zip."""
+    folder = root / "c"
+    shutil.rmtree(folder, ignore_errors=True)
+    (folder / "r").mkdir(parents=True)
+    (folder / "r" / "run-with.jsonl.gz").write_bytes(data)
+    return folder if layout == "folder" else pack(folder, layout)
+
+
+#: where a killed `| gzip` leaves its file: mid-stream, in the last block, in the trailer
+CUTS = [0.5, 0.8, -40, -8, -1]
+
+
+@pytest.mark.parametrize("layout", ["folder", "tar.gz", "zip"])
+def test_a_cut_gzipped_transcript_keeps_the_verdicts_of_its_complete_lines(tmp_path, layout):
+    from pytest_explore_suff import discover, judge
+
+    plain = long_run().write(tmp_path / "plain.jsonl")
+    whole, _ = judge("stream-json", [str(plain)])
+    data = gzip.compress(plain.read_bytes())
+    said = set()
+    for cut in CUTS:
+        at = int(len(data) * cut) if isinstance(cut, float) else len(data) + cut
+        [t] = discover(str(cut_layouts(tmp_path, data[:at], layout))).transcripts
+        verdict, collector = judge(t.kind, list(t.files), archive=t.archive)
+        assert [(c.id, c.bucket, c.next) for c in verdict.calls] == [
+            (c.id, c.bucket, c.next) for c in whole.calls
+        ]
+        complete = zlib.decompressobj(31).decompress(data[:at]).count(b"\n")
+        assert collector.lines == complete and collector.corrupt == 0
+        [warning] = collector.warnings
+        assert warning == (
+            f"run-with.jsonl.gz: the compressed file is cut short after line {complete} "
+            "(a killed `| gzip`?); the lines before the cut are read"
+        )
+        said.add(warning.split(" after line")[0])
+    assert len(said) == 1
+
+
+@pytest.mark.parametrize("layout", ["folder", "tar.gz", "zip"])
+def test_a_cut_gzipped_transcript_passes_with_a_warning_in_every_layout(pytester, layout):
+    plain = long_run().write(pytester.path / "plain.jsonl")
+    data = gzip.compress(plain.read_bytes())
+    where = cut_layouts(pytester.path, data[: len(data) * 2 // 3], layout)
+    (pytester.path / "plain.jsonl").unlink()
+    dist = ["-n", "2"] if layout == "zip" else []
+    result = pytester.runpytest(f"--explore-suff={where}", "-W", "default::UserWarning", *dist)
+    result.assert_outcomes(passed=1, warnings=1)
+    result.stdout.fnmatch_lines(["*run-with.jsonl.gz: the compressed file is cut short after line *"])
+    assert "corrupt archive member" not in result.stdout.str()
+    [rec] = report(pytester)["transcripts"]
+    assert rec["status"] == "classified"
+    assert [(c["bucket"], c["next"]) for c in rec["calls"]] == [
+        ("read_returned", "Read a.js"),
+        ("search", "Grep"),
+    ]
+
+
+@pytest.mark.parametrize("layout", ["folder", "zip"])
+def test_a_gzipped_transcript_cut_before_its_first_line_fails_its_item_saying_so(pytester, layout):
+    first_bytes = long_run().write(pytester.path / "plain.jsonl").read_bytes()[:60]
+    (pytester.path / "plain.jsonl").unlink()
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)  # a gzip stream, flushed, never ended
+    where = cut_layouts(pytester.path, z.compress(first_bytes) + z.flush(zlib.Z_SYNC_FLUSH), layout)
+    result = pytester.runpytest(f"--explore-suff={where}")
+    result.assert_outcomes(failed=1)
+    why = "the compressed file is cut short after line 0, before any agent event"
+    result.stdout.fnmatch_lines([f"*run-with.jsonl.gz: cannot read run-with.jsonl.gz: {why}*"])

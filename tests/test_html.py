@@ -29,6 +29,7 @@ from pytest_explore_suff.buckets import KEYS
 from pytest_explore_suff.gates import Gate, evaluate_baseline_metrics, evaluate_metrics
 from pytest_explore_suff.html import T_FIELDS, main, render_html, script_json, write_html_atomic
 from pytest_explore_suff.occupancy import FAMILIES
+from pytest_explore_suff.terminal import half_up
 
 EXAMPLE = EXAMPLES / "new-vs-baseline"
 
@@ -152,19 +153,21 @@ def test_script_json_never_holds_markup_and_round_trips() -> None:
 def test_the_numbers_shown_equal_the_json(example_doc: dict[str, Any]) -> None:
     page = render_html(example_doc)
     cells = re.findall(
-        r'<td class="num share-cell" data-arm="([^"]*)" data-bucket="(\w+)" data-count="(\d+)" '
-        r'data-share="([^"]*)">(.*?)</td>',
+        r'<td class="num share-cell" (?:data-arm="([^"]*)"|data-pooled="true") data-bucket="(\w+)" '
+        r'data-count="(\d+)" data-share="([^"]*)">(.*?)</td>',
         page,
     )
     arms = example_doc["arms"]
     assert len(cells) == len(KEYS) * (len(arms) + 1)  # + the pooled column
+    assert sum(1 for c in cells if not c[0]) == len(KEYS)
     for arm, bucket, count, share, text in cells:
-        agg = example_doc["pooled"] if arm == "(pooled)" else arms[arm]
+        agg = arms[arm] if arm else example_doc["pooled"]
         assert int(count) == agg["counts"][bucket]
         assert float(share) == agg["shares"][bucket]
         iv = agg["intervals"][bucket]
         assert strip_tags(text) == (
-            f"{count} ({agg['shares'][bucket]:.0%}) [{iv['lo'] * 100:.0f}–{iv['hi'] * 100:.0f}]"
+            f"{count} ({half_up(agg['shares'][bucket] * 100)}%) "
+            f"[{half_up(iv['lo'] * 100)}–{half_up(iv['hi'] * 100)}]"
         )
     # The dot-and-whisker panels carry the same shares and intervals.
     for arm, share, lo, hi in re.findall(
@@ -656,3 +659,66 @@ def test_a_malformed_metric_field_draws_empty_not_a_crash(
     cur[path[-1]] = junk
     page = render_html(metrics_doc)
     assert 'id="metrics"' in page and Page(page).data()["transcripts"]
+
+
+# -- #29: the page's points ---------------------------------------------------------------------
+
+
+def test_a_share_of_k_eighths_rounds_half_up_where_the_server_renders_it(
+    example_doc: dict[str, Any],
+) -> None:
+    # 1/8 and 5/8 are ties in whole percents: the script's Math.round shows 13% and 63%, and
+    # the server-rendered parts must say the same (Python's format said 12% and 62%).
+    arm = sorted(example_doc["arms"])[0]
+    agg = example_doc["arms"][arm]
+    agg["answered"], agg["counts"] = (
+        8,
+        dict.fromkeys(KEYS, 0) | {"sufficient": 1, "search": 5, "read_missed": 2},
+    )
+    agg["shares"] = {k: agg["counts"][k] / 8 for k in KEYS}
+    page = render_html(example_doc)
+    shown = dict(re.findall(
+        rf'<td class="num share-cell" data-arm="{re.escape(arm)}" data-bucket="(\w+)" [^>]*>'
+        r'\d+ \(<span class="pct">([^<]*)</span>', page,
+    ))  # fmt: skip
+    assert (shown["sufficient"], shown["search"], shown["read_missed"]) == ("13%", "63%", "25%")
+    seg = re.search(r'<g class="seg" data-bucket="sufficient" data-share="0.125">.*?</g>', page, re.S)
+    assert seg is not None and "(13%)" in seg.group()
+
+
+def test_an_arm_named_pooled_is_told_apart_from_the_pooled_column(metrics_doc: dict[str, Any]) -> None:
+    doc = json.loads(json.dumps(metrics_doc).replace('"headless-without"', '"(pooled)"'))
+    page = render_html(doc)
+    # The pooled column carries no arm name; the arm keeps its own, marked where it is shown.
+    for table in ("bars", "arm-table", "figures"):
+        body = re.search(rf'<table class="{table}">.*?</table>', page, re.S)
+        assert body is not None
+        text = body.group()
+        assert text.count('data-pooled="true"') >= 1
+        assert "(pooled) [arm]" in text
+    names = re.findall(r'<tr class="arm-bar[^"]*" [^>]*>\s*<td class="name"[^>]*>([^<]*)</td>', page)
+    assert names == ["headless-with", "(pooled) [arm]", "(pooled)"]
+    assert 'data-arm="(pooled)"' in page  # the arm's rows, for the script and the tests
+    assert len(set(names)) == len(names)
+
+
+def test_the_judged_calls_pill_counts_what_the_figures_count(example_doc: dict[str, Any]) -> None:
+    # A raced or contaminated run is skipped: its record keeps its calls, the figures do not.
+    doc = example_doc
+    skipped = next(t for t in doc["transcripts"] if t["status"] == "classified" and t["calls"])
+    skipped.update(status="skipped", reason="raced (a tool result says 'No such tool available')")
+    n = sum(len(t["calls"]) for t in doc["transcripts"] if t["status"] == "classified")
+    assert n < sum(len(t["calls"]) for t in doc["transcripts"])
+    page = render_html(doc)
+    assert f'id="n-calls" data-n="{n}">{n} judged call' in page
+
+
+def test_one_answered_call_is_singular(example_doc: dict[str, Any]) -> None:
+    doc = example_doc
+    doc["transcripts"] = [t | {"status": "classified", "answered": 1, "counts": dict.fromkeys(KEYS, 0)}
+                          for t in doc["transcripts"][:1]]  # fmt: skip
+    doc["transcripts"][0]["calls"] = doc["transcripts"][0]["calls"][:1]
+    page = render_html(doc)
+    assert 'title="0 of 1 answered call sufficient"' in page  # the heat map's cell
+    assert "(0 of 1 answered call)" in page  # look here first
+    assert "/1 calls" not in page and "0/1 call<" in page

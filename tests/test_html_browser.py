@@ -332,3 +332,34 @@ def test_the_metric_panels_and_drill_down_render_without_console_errors(
     select(driver, "f-arm", "")
     assert len(rows(driver)) == len(shown)
     assert severe(driver) == []
+
+
+def test_a_share_of_one_eighth_reads_the_same_in_the_server_and_the_script_parts(
+    driver: Any, metrics_doc: dict[str, Any], tmp_path: Path
+) -> None:
+    # 12.5% is a tie: the arm's allocation (rendered by the server) and the transcript's
+    # (rendered by the script, Math.round) must both say 13% (the server said 12%).
+    doc = json.loads(json.dumps(metrics_doc))
+    rec = next(t for t in doc["transcripts"] if t["arm"] == "headless-with" and t["allocation"])
+    rec["allocation"]["efficiency"] = 0.125
+    doc["arms"]["headless-with"]["allocation"]["efficiency"]["share"] = 0.125
+    load(driver, doc, tmp_path / "eighth.html")
+    cell = driver.find_element("css selector", 'tr.alloc-row[data-arm="headless-with"] td.eff')
+    assert cell.text.startswith("13%")
+    set_misses(driver, False)
+    select(driver, "f-status", "")
+    body = driver.find_element("css selector", f'tbody.transcript[data-path="{rec["path"]}"]')
+    assert body.find_element("css selector", ".alloc-eff").text == "13%"
+    assert severe(driver) == []
+
+
+def test_the_pooled_column_is_not_an_arm_named_pooled(
+    driver: Any, metrics_doc: dict[str, Any], tmp_path: Path
+) -> None:
+    doc = json.loads(json.dumps(metrics_doc).replace('"headless-without"', '"(pooled)"'))
+    load(driver, doc, tmp_path / "pooled.html")
+    names = [e.text for e in driver.find_elements("css selector", "table.bars tr.arm-bar td.name")]
+    assert names == ["headless-with", "(pooled) [arm]", "(pooled)"]
+    pooled = driver.find_element("css selector", 'table.bars tr.arm-bar[data-pooled="true"]')
+    assert pooled.get_attribute("data-arm") is None and "pooled" in pooled.get_attribute("class")
+    assert severe(driver) == []

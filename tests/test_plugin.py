@@ -480,3 +480,15 @@ def test_a_conftest_hooks_the_transcripts_it_covers_and_only_those(pytester, cam
     result.assert_outcomes(passed=5, errors=1)
     if not dist or dist == ["-n", "0"]:  # under xdist a worker's output is not shown
         assert result.stdout.str().count("covered ") == 5
+
+
+def test_one_answered_call_is_one_call_in_the_summary_and_the_gates(pytester):
+    root = ab_campaign(pytester.path / "c", with_runs=[sufficient_run()], without_runs=[sufficient_run()])
+    result = pytester.runpytest(f"--explore-suff={root}", "--explore-suff-min-calls=2")
+    result.stdout.fnmatch_lines(
+        [
+            "warning: arm headless-with has only 1 answered call (< 30)*",
+            "*--explore-suff-min-calls: arm 'headless-with' has 1 answered call, needs 2: FAILED*",
+        ]
+    )
+    assert "1 answered calls" not in result.stdout.str()

@@ -686,3 +686,130 @@ def test_a_codex_childs_requests_are_another_window_than_its_parents(tmp_path):
     assert occupancy is not None
     assert (occupancy["turns"], occupancy["ctx_base"], occupancy["ctx_final"]) == (3, 5_000, 9_000)
     assert occupancy["window"] == 272_000
+
+
+# -- Codex Desktop 0.119: a forked child whose copy holds no calls -------------------------
+
+
+def desktop_copy(parent: Rollout) -> list[dict[str, Any]]:
+    """The parent's history as Codex Desktop 0.119 copies it into a forked child (the formats
+    page): its session_meta, messages and UI events only; no call, output or reasoning."""
+    kept = []
+    for line in parent.lines:
+        kind, payload = line.get("type"), line.get("payload", {})
+        if kind in ("session_meta", "event_msg") or (
+            kind == "response_item" and payload.get("type") == "message"
+        ):
+            kept.append(copy.deepcopy(line))
+    return kept
+
+
+def desktop_parent() -> tuple[Rollout, dict[str, Any], dict[str, Any]]:
+    """A parent that explores, reads, forks a child ("now read f") and answers."""
+    parent = Rollout("current", "exec_command", session_id=PARENT, cli_version="0.119.0")
+    parent.user("where is f?")
+    e = parent.explore("where is f")
+    parent.step(e, outputs=[explore_text(["lib/a.py"])])
+    _usage(parent, 5_000, 5_100)
+    parent.step(parent.shell("cat lib/zzz.py"))
+    _usage(parent, 7_000, 12_200)
+    parent.say("Forking a helper to read f.")
+    spawn = parent.spawn("now read f", fork_context=True)
+    return parent, e, spawn
+
+
+def desktop_child(parent: Rollout, scripts: list[str], *, answer: bool = True) -> Rollout:
+    """The forked child: a copy of ``parent`` as it was at the spawn, then its own turn
+    (``task_started``, its task, a shell call per script, each measured by a token_count)."""
+    child = Rollout("current", "exec_command", session_id=CHILD, source=child_source(PARENT),
+                    cli_version="0.119.0")  # fmt: skip
+    child.lines = child.lines[:1] + desktop_copy(parent)
+    child.event({"type": "task_started", "turn_id": "t-child", "model_context_window": 258_400})
+    child.user("now read f")
+    for n, script in enumerate(scripts, 1):
+        own_call(child, child.shell(script), "src", 20_000 + n * 1_000, 40_000 + n * 1_500)
+    if answer:
+        child.finish("f reads x")
+    return child
+
+
+def own_call(r: Rollout, call: dict[str, Any], output: str, prompt: int, total: int) -> None:
+    """One model response of ``r`` issuing ``call``, its output, and the token_count measuring it."""
+    r.item({"type": "reasoning", "summary": [], "encrypted_content": "gAAAA"})
+    r.item(call)
+    r.output(call, output)
+    _usage(r, prompt, total)
+
+
+def test_a_desktop_forked_childs_own_calls_threads_and_tokens_are_its_own(tmp_path):
+    parent, _, spawn = desktop_parent()
+    child = desktop_child(parent, ["nl -ba lib/a.py", "rg -n g lib", "cat lib/b.py"])
+    parent.step(spawn, outputs=[spawn_output(CHILD)])
+    parent.step(parent.call("wait_agent", targets=[CHILD]), outputs=[wait_output(CHILD)])
+    parent.finish("f is in lib/a.py")
+    write_codex(tmp_path, parent, child)
+    [t] = _campaign(tmp_path).values()
+    assert len(t.files) == 2
+    verdict, collector = _judged(t)
+    assert _calls(verdict) == [("main", "read_missed", "Bash Read zzz.py")]
+    assert [a.arg for a in collector.threads[spawn["call_id"]]] == ["nl -ba lib/a.py", "rg -n g lib",
+                                                                    "cat lib/b.py"]  # fmt: skip
+    assert collector.tools["bash"] == 4  # the parent's one and the child's three
+    assert not collector.warnings
+    # The child's last running total (its own token_counts) is added to the parent's, the
+    # copied parent token_counts never.
+    assert collector.runs[0]["tokens"] == parent_total(parent) + 44_500
+    # The parent's window holds the parent's requests only (M1).
+    occupancy = measure(verdict, collector)["occupancy"]
+    assert occupancy is not None and occupancy["ctx_final"] == 7_000
+
+
+def parent_total(parent: Rollout) -> int:
+    totals = [
+        line["payload"]["info"]["total_token_usage"]["total_tokens"]
+        for line in parent.lines
+        if line.get("type") == "event_msg" and line["payload"].get("type") == "token_count"
+    ]
+    return max(totals)
+
+
+def test_a_desktop_forked_child_alone_is_judged_alone_with_its_own_calls_and_window(tmp_path):
+    parent, _, _ = desktop_parent()
+    c = desktop_child(parent, ["cat lib/a.py"], answer=False)
+    # Its own explore, answered by a read of a returned file, then its answer.
+    own_call(c, c.explore("own"), json.dumps([{"type": "text", "text": explore_text(["lib/b.py"])}]),
+             30_000, 80_000)  # fmt: skip
+    own_call(c, c.shell("sed -n 1,40p lib/b.py"), "src", 33_000, 120_000)
+    c.finish("f reads x")
+    c.write(tmp_path / f"rollout-2026-03-01T10-00-05-{CHILD}.jsonl")  # the parent is not kept
+    [t] = _campaign(tmp_path).values()
+    assert any(f"parent session {PARENT} is not in the campaign; judged alone" in n for n in t.notes)
+    verdict, collector = _judged(t)
+    own = [("own", "read_returned", "Bash Read b.py")]
+    assert [(v.query, v.bucket, v.next) for v in verdict.calls] == own
+    assert [a.arg for a in collector.threads["main"]] == ["cat lib/a.py", "own", "sed -n 1,40p lib/b.py"]
+    assert collector.runs[0]["tokens"] == 120_000  # its own running total, not the copy's
+    occupancy = measure(verdict, collector)["occupancy"]
+    assert occupancy is not None
+    # Its own requests: the three it measured, never the copied parent's 5 000 and 7 000.
+    assert (occupancy["turns"], occupancy["ctx_base"], occupancy["ctx_final"]) == (3, 21_000, 33_000)
+
+
+def test_a_desktop_forked_child_alone_reports_its_calls_and_the_warning_under_xdist(pytester):
+    parent, _, _ = desktop_parent()
+    c = desktop_child(parent, ["cat lib/a.py"], answer=False)
+    own_call(c, c.explore("own"), explore_text(["lib/b.py"]), 30_000, 80_000)
+    own_call(c, c.shell("sed -n 1,40p lib/b.py"), "src", 33_000, 120_000)
+    c.finish("f reads x")
+    c.write(pytester.path / "c" / f"rollout-2026-03-01T10-00-05-{CHILD}.jsonl")
+    flags = [f"--explore-suff={pytester.path / 'c'}", "-p", "no:cacheprovider", "-W", "default::UserWarning"]
+    plain = pytester.runpytest(*flags, "--explore-suff-json=plain.json")
+    plain.assert_outcomes(passed=1, warnings=1)
+    plain.stdout.fnmatch_lines([f"*parent session {PARENT} is not in the campaign; judged alone*"])
+    dist = pytester.runpytest(*flags, "-n", "2", "--explore-suff-json=dist.json")
+    dist.assert_outcomes(passed=1, warnings=1)
+    assert (pytester.path / "plain.json").read_bytes() == (pytester.path / "dist.json").read_bytes()
+    [rec] = json.loads((pytester.path / "plain.json").read_text())["transcripts"]
+    assert [(x["bucket"], x["next"]) for x in rec["calls"]] == [("read_returned", "Bash Read b.py")]
+    assert rec["tools"]["bash"] == 2 and rec["runs"][0]["tokens"] == 120_000
+    assert rec["occupancy"] is not None and rec["occupancy"]["ctx_final"] == 33_000

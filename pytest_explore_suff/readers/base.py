@@ -320,6 +320,7 @@ def events(
     corrupt_at = _Lines()
     too_long = _Lines()
     pending: int | None = None  # a bad line, unless it turns out to be the last
+    cut: int | None = None  # the lines read when a compressed stream ended early
     number = 0
     newline = True  # whether the last line read ended with one
     limit = max_line.get()
@@ -375,13 +376,28 @@ def events(
                         continue
                     collector.recognized = True
                 yield obj
+        except EOFError:
+            # Only a transcript's own .gz stream ends so (an archive's damage is an
+            # ArchiveError): a killed `| gzip`. The lines before the cut are read, as in a
+            # plain file cut short; the partial line at the cut is lost with the stream.
+            cut = number
         except ArchiveError as exc:  # a damaged member: found as it streams, reported as at its opening
             raise Unreadable(f"cannot open {os.path.basename(path)}: {_why(exc)}") from None
-        except (OSError, EOFError, zlib.error, *MEMBER_ERRORS) as exc:  # removed, a directory, a broken .gz
+        except (OSError, zlib.error, *MEMBER_ERRORS) as exc:  # removed, a directory, a broken .gz
             raise Unreadable(f"cannot read {os.path.basename(path)}: {_why(exc)}") from None
-    if pending is None and not too_long.count and not corrupt_at.count:
+    if pending is None and not too_long.count and not corrupt_at.count and cut is None:
         return  # a clean file: nothing to warn of
     name = os.path.basename(path)
+    if cut is not None:
+        if not collector.recognized:  # nothing readable: the item fails, saying why
+            raise Unreadable(
+                f"cannot read {name}: the compressed file is cut short after line {cut}, "
+                "before any agent event"
+            )
+        collector.warnings.append(
+            f"{name}: the compressed file is cut short after line {cut} (a killed `| gzip`?); "
+            "the lines before the cut are read"
+        )
     if pending is not None:
         if pending != number or newline:
             corrupt_at.add(pending)

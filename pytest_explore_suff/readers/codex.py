@@ -406,7 +406,9 @@ class _Rollout:
             return False
         if _EVENT_MSG.search(head) is None:
             return True
-        return _TOKEN_COUNT in head or _USER_MESSAGE in head or _SPAWN_END in head
+        if _TOKEN_COUNT in head or _USER_MESSAGE in head or _SPAWN_END in head:
+            return True
+        return self.file.copy and _TASK_STARTED in head  # where a fork's copy ends
 
     def call(self, call_id: Any, name: str, data: Any) -> None:
         """One tool call, mapped onto the contract's notions."""
@@ -493,7 +495,7 @@ class _Rollout:
     def copied(self, item: dict[str, Any]) -> None:
         """An item of a forked child's copy of its parent's history: the parent's, never
         the child's (D5). Only the spawn messages are kept: the child's own part starts
-        with the input that equals one."""
+        with its first ``task_started`` or the input that equals one (the formats page)."""
         if item.get("type") == "function_call" and isinstance(item.get("name"), str):
             if tool_name(item["name"], item.get("namespace")) == SPAWN:
                 message = _spawn_message(_arguments(item.get("arguments")))
@@ -501,10 +503,21 @@ class _Rollout:
                     self.file.copy_messages.add(message.strip())
         elif item.get("type") == "message" and item.get("role") == "user":
             text = _input_text(item)
-            if text is not None and text.strip() in self.file.copy_messages:
-                self.file.copy = False
-                self.boundary()
+            if text is not None and self.spawned_task(text):
+                self.end_copy()
                 self.file.item_inputs.append((text, self.actions()))
+
+    def spawned_task(self, text: str) -> bool:
+        """Whether a user input of a fork's copy is a spawn's task: one met in the copy, or
+        one of the spawns read so far (the parent is read before its children)."""
+        t = text.strip()
+        if t in self.file.copy_messages:
+            return True
+        return any(_spawn_message(args).strip() == t for _, f, args in self.spawns if f is not self.file)
+
+    def end_copy(self) -> None:
+        self.file.copy = False
+        self.boundary()
 
     def actions(self) -> int:
         return len(self.c.threads.get(self.file.thread, ()))
@@ -516,11 +529,15 @@ class _Rollout:
             if not isinstance(text, str):
                 return
             if self.file.copy:
-                if text.strip() not in self.file.copy_messages:
+                if not self.spawned_task(text):
                     return
-                self.file.copy = False
-                self.boundary()
+                self.end_copy()
             self.file.inputs.append((text, self.actions()))
+            return
+        if kind == "task_started" and self.file.copy:
+            # Codex Desktop 0.119 copies messages and UI events only: no spawn call in the
+            # copy names the task, but the child's own turn starts here (the formats page).
+            self.end_copy()
             return
         if kind == "collab_agent_spawn_end" and not self.file.copy:
             call, thread = payload.get("call_id"), payload.get("new_thread_id")
@@ -584,6 +601,7 @@ class _Rollout:
 
 
 _USER_MESSAGE = b'"user_message"'
+_TASK_STARTED = b'"task_started"'
 _SPAWN_END = b'"collab_agent_spawn_end"'
 
 

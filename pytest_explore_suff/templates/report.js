@@ -35,7 +35,9 @@
     T.forEach(function (t) { if (!(t[index] in seen)) { seen[t[index]] = true; out.push(t[index]); } });
     return out.sort();
   }
+  // Halves up (Math.round), as the server-rendered parts and the terminal round (half_up).
   function pct(x) { return x === null || x === undefined ? "–" : Math.round(x * 100) + "%"; }
+  function plural(n, one, many) { return n + " " + (n === 1 ? one : many || one + "s"); }
   function num(x) { return x === null || x === undefined ? "–" : Math.round(x).toLocaleString("en-US"); }
   function swatch(i) {
     var key = BUCKETS[i] ? BUCKETS[i].key : "unknown";
@@ -97,7 +99,7 @@
     if (t[RUN]) { meta.push("run " + t[RUN]); }
     meta.push(t[KIND]);
     meta.push(t[ANSWERED] + " answered, " + t[ERRORED] + " errored, " + t[CONCURRENT] + " concurrent");
-    if (t[CORRUPT]) { meta.push(t[CORRUPT] + " corrupt lines"); }
+    if (t[CORRUPT]) { meta.push(plural(t[CORRUPT], "corrupt line")); }
     td.appendChild(el("span", "meta", meta.join(" · ")));
     t[FLAGS].forEach(function (f) { td.appendChild(el("span", "flag", f)); });
     if (t[FILES].length) { td.appendChild(el("span", "meta", "files: " + t[FILES].join(", "))); }
@@ -128,7 +130,7 @@
     if (a) {
       // [efficiency, envelope, used, used_path, files, files_used]
       al.appendChild(el("span", "eff", pct(a[0]) + " of " + num(a[1]) + " chars"));
-      al.appendChild(el("span", "sub", a[5] + " of " + a[4] + " files cited"));
+      al.appendChild(el("span", "sub", a[5] + " of " + plural(a[4], "file") + " cited"));
       if (a[3] !== a[2]) { al.appendChild(el("span", "sub", "path alone " + pct(a[1] ? a[3] / a[1] : 0))); }
     } else {
       al.appendChild(el("span", "sub", "no returned-file section"));
@@ -167,7 +169,7 @@
     sum.appendChild(el("b", null, "allocation: "));
     sum.appendChild(el("span", "alloc-eff", pct(a[3])));
     sum.appendChild(el("span", null, " of " + num(a[0]) + " chars on cited files (" + num(a[1]) + " used; path alone " +
-      pct(a[4]) + ", " + num(a[2]) + "); " + a[6] + " of " + a[5] + " returned files cited" +
+      pct(a[4]) + ", " + num(a[2]) + "); " + a[6] + " of " + plural(a[5], "returned file") + " cited" +
       (a[7] ? "" : "; no final answer text, so every file counts as uncited")));
     d.appendChild(sum);
     var tbl = el("table", "files"), head = el("tr");
@@ -207,8 +209,8 @@
     line.appendChild(el("span", null, " (base " + num(o[1]) + ", window " + num(o[8]) + "); retrieval residual "));
     line.appendChild(el("span", "occ-retrieval", num(o[12])));
     line.appendChild(el("span", null, " = " + pct(o[13]) + " of it (tool " + num(o[9][0]) +
-      ", file access " + num(o[11]) + "); " + o[5] + " requests, " + o[6] + " compaction" +
-      (o[6] === 1 ? "" : "s") + ", " + num(o[7]) + " tokens evicted; " +
+      ", file access " + num(o[11]) + "); " + plural(o[5], "request") + ", " + plural(o[6], "compaction") +
+      ", " + num(o[7]) + " tokens evicted; " +
       (o[2] === null ? "–" : o[2].toFixed(2)) + " chars/token" + (o[3] ? "" : " (not calibrated: the default)") +
       (o[4] === null ? "" : ", error bar " + (o[4] * 100).toFixed(1) + "%")));
     var fam = el("span", "mline occ-families");
@@ -258,7 +260,7 @@
       shown += 1;
     }
     more.hidden = shown >= matched.length;
-    more.textContent = "show more (" + (matched.length - shown) + " more transcripts)";
+    more.textContent = "show more (" + plural(matched.length - shown, "more transcript") + ")";
   }
 
   function update() {
@@ -270,8 +272,7 @@
     matched.forEach(function (m) { n += m[1].length; });
     count.setAttribute("data-calls", String(n));
     count.setAttribute("data-transcripts", String(matched.length));
-    count.textContent = n + " call" + (n === 1 ? "" : "s") + " in " + matched.length + " transcript" +
-      (matched.length === 1 ? "" : "s");
+    count.textContent = plural(n, "call") + " in " + plural(matched.length, "transcript");
     empty.hidden = matched.length > 0;
     renderMore();
   }
