@@ -571,7 +571,15 @@ class _Hashing(io.RawIOBase):
         return True
 
     def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
-        n = self._fh.readinto(buffer)  # type: ignore[attr-defined]
+        if isinstance(self._fh, gzip.GzipFile):
+            # One decompressed chunk at a time: a cut stream (a killed `| gzip`) raises
+            # EOFError only once every byte before the cut was handed on, so the reader
+            # keeps those lines; a whole-buffer readinto would drop them with the error.
+            data = self._fh.read1(len(buffer))
+            n = len(data)
+            buffer[:n] = data
+        else:
+            n = self._fh.readinto(buffer)  # type: ignore[attr-defined]
         if n:
             self._h.update(memoryview(buffer)[:n])
         else:
