@@ -72,6 +72,15 @@ def _campaign_node(cls: Any, path: Path, parent: pytest.Collector) -> pytest.Col
     return cls.from_parent(parent, path=path, name=name, nodeid=name)  # type: ignore[no-any-return]
 
 
+def keep_campaign(path: Path, config: pytest.Config) -> bool | None:
+    """False (collect it) for the campaign, when a walk of a folder it is in comes to it:
+    pytest's `norecursedirs` (``build``, ``.*``, ...) must not hide a campaign named so."""
+    settings = config.stash.get(settings_key, None)
+    if settings is not None and settings.root is not None and str(path) == settings.root:
+        return False
+    return None
+
+
 def _collect_campaign(node: pytest.Collector) -> Iterator[pytest.Item]:
     campaign = node.config.stash[campaign_key]
     labels = _Labels(node.config)

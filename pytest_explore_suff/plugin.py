@@ -57,6 +57,11 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     return nodes.campaign_node(nodes.CampaignDir, path, parent)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    return nodes.keep_campaign(collection_path, config)
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     return nodes.campaign_node(nodes.CampaignArchive, file_path, parent)
 

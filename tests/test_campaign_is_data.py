@@ -130,11 +130,14 @@ def test_nothing_in_the_campaign_runs_and_the_report_is_the_same(pytester, mode)
         after.assert_outcomes(**ran.get(mode, {"passed": 4, "failed": 1}))
 
 
-@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["plain", "n2"])
-def test_a_campaign_inside_the_projects_tests_folder(pytester, dist):
+@pytest.mark.parametrize(
+    ("name", "dist"), [("testlogs", []), ("testlogs", ["-n", "2"]), (".logs", [])], ids=["plain", "n2", "dot"]
+)
+def test_a_campaign_inside_the_projects_tests_folder(pytester, name, dist):
     """The project's tests/ is a package with its own conftest.py, which applies to the campaign's
     items as to its own tests; the campaign (tests/testlogs: a test* folder of a named path,
-    whose conftest.py pytest would import at start-up) runs nothing."""
+    whose conftest.py pytest would import at start-up) runs nothing. Both are collected, on
+    pytest 8 too (overlapping paths), also when the campaign's name is one `norecursedirs` skips."""
     tests, markers = pytester.mkpydir("tests"), pytester.path / "markers"
     (tests / "conftest.py").write_text(
         "import pathlib\n"
@@ -143,7 +146,7 @@ def test_a_campaign_inside_the_projects_tests_folder(pytester, dist):
         "        f.write(item.name + '\\n')\n"
     )
     (tests / "test_own.py").write_text("def test_own():\n    pass\n")
-    root = campaign(tests / "testlogs")
+    root = campaign(tests / name)
     pytester.makeini("[pytest]\n")
     args = ["tests", f"--explore-suff={root}", "-p", "no:randomly", *dist]
     before = pytester.runpytest(*args)
