@@ -73,10 +73,11 @@ def _campaign_node(cls: Any, path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def keep_campaign(path: Path, config: pytest.Config) -> bool | None:
-    """False (collect it) for the campaign, when a walk of a folder it is in comes to it:
-    pytest's `norecursedirs` (``build``, ``.*``, ...) must not hide a campaign named so."""
+    """False (collect it) for the campaign and the folders on the way to it, when a walk of a
+    folder it is in comes to them: pytest's `norecursedirs` (``build``, ``.*``, ...) must not
+    hide a campaign named so, as it does not hide a path named on the command line."""
     settings = config.stash.get(settings_key, None)
-    if settings is not None and settings.root is not None and str(path) == settings.root:
+    if settings is not None and settings.root is not None and inside(settings.root, (str(path),)):
         return False
     return None
 

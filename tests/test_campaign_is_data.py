@@ -131,13 +131,15 @@ def test_nothing_in_the_campaign_runs_and_the_report_is_the_same(pytester, mode)
 
 
 @pytest.mark.parametrize(
-    ("name", "dist"), [("testlogs", []), ("testlogs", ["-n", "2"]), (".logs", [])], ids=["plain", "n2", "dot"]
+    ("name", "dist"),
+    [("testlogs", []), ("testlogs", ["-n", "2"]), (".cache/logs", [])],
+    ids=["plain", "n2", "hidden"],
 )
 def test_a_campaign_inside_the_projects_tests_folder(pytester, name, dist):
     """The project's tests/ is a package with its own conftest.py, which applies to the campaign's
     items as to its own tests; the campaign (tests/testlogs: a test* folder of a named path,
     whose conftest.py pytest would import at start-up) runs nothing. Both are collected, on
-    pytest 8 too (overlapping paths), also when the campaign's name is one `norecursedirs` skips."""
+    pytest 8 too (overlapping paths), also when `norecursedirs` skips a folder on its way."""
     tests, markers = pytester.mkpydir("tests"), pytester.path / "markers"
     (tests / "conftest.py").write_text(
         "import pathlib\n"
