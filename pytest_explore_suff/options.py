@@ -39,17 +39,10 @@ class Settings:
             return value if value not in (None, [], "") else config.getini(name)
 
         def path_opt(name: str) -> str | None:
-            """A path: from the command line as given; from the ini, relative to the ini file."""
             value = config.getoption(name)
-            if value:
-                return str(value)
-            value = config.getini(name)
-            if not value or value == "none":
-                return value or None
-            base = config.inipath.parent if config.inipath else config.rootpath
-            return os.path.join(base, value)
+            return _user_path(str(value)) if value else _ini_path(config, config.getini(name))
 
-        given = list(dict.fromkeys(config.getoption("explore_suff") or ()))
+        given = _given_campaigns(config.getoption("explore_suff"))
         if len(given) > 1:
             raise pytest.UsageError(
                 f"--explore-suff given {len(given)} times ({', '.join(given)}): one campaign per run"
@@ -127,6 +120,36 @@ class Settings:
         )
         self.trend_fail: bool = bool(opt("explore_suff_trend_fail"))
         self.markdown: str | None = path_opt("explore_suff_md")
+
+
+def _user_path(value: str) -> str:
+    """A path from the command line: ``~`` is the user's home, as in a shell (which leaves
+    the ``~`` of ``--explore-suff=~/x`` alone)."""
+    return os.path.expanduser(value)
+
+
+def _ini_path(config: pytest.Config, value: str) -> str | None:
+    """A path from the ini file: ``~`` is the user's home; a relative path is relative to
+    the ini file (``none`` and an empty value are kept as they are: they are no path)."""
+    if not value or value == "none":
+        return value or None
+    base = config.inipath.parent if config.inipath else config.rootpath
+    return os.path.join(base, _user_path(value))
+
+
+def _given_campaigns(values: list[str] | None) -> list[str]:
+    """The distinct campaigns given on the command line, ``~`` expanded ('' switches off the ini's)."""
+    return list(dict.fromkeys(_user_path(v) if v else v for v in values or ()))
+
+
+def campaign_roots(config: pytest.Config) -> list[str]:
+    """Every campaign this run names, absolute, as early as pytest knows its options and
+    its ini file (`pytest_load_initial_conftests`): the command line's, else the ini's."""
+    given = _given_campaigns(getattr(config.known_args_namespace, "explore_suff", None))
+    if not given:
+        ini = _ini_path(config, config.getini("explore_suff"))
+        given = [ini] if ini else []
+    return [os.path.abspath(root) for root in given if root]
 
 
 def _gates(config: pytest.Config, table: dict[str, tuple[str, str]]) -> list[Gate]:
@@ -269,12 +292,14 @@ class Option:
         if self.action == "store_true":
             kwargs["default"] = None  # not False: a flag left off lets the ini decide
         group.addoption(self.flag, dest=self.dest or self.ini, help=self.help, **kwargs)
+        # argparse formats a flag's help with %, pytest prints an ini setting's as it is.
+        ini_help = self.help.replace("%%", "%")
         if self.action == "store_true" or self.ini_type == "bool":
-            parser.addini(self.ini, self.help, type="bool", default=False)
+            parser.addini(self.ini, ini_help, type="bool", default=False)
         elif self.action == "append" and self.ini_type is None:
-            parser.addini(self.ini, self.help, type="linelist")
+            parser.addini(self.ini, ini_help, type="linelist")
         else:
-            parser.addini(self.ini, self.help)
+            parser.addini(self.ini, ini_help)
 
 
 def _gate_option(stem: str, metric: str, op: str) -> Option:

@@ -32,7 +32,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     options.add_options(parser)
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    # Before pytest's own (trylast), which imports the conftest.py files of the paths named.
+    nodes.protect(early_config)
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    nodes.protect(config)
     session.configure(config)
 
 
@@ -52,8 +59,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     xdist.send_deselected(session.config)
 
 
+# tryfirst: the campaign is ours, whatever a conftest.py or pytest's Package would make of it.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     return nodes.campaign_node(nodes.CampaignDir, path, parent)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    return nodes.keep_campaign(collection_path, config)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

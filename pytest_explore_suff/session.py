@@ -14,7 +14,7 @@ from . import history, xdist
 from .campaign import discover, shown
 from .compare import BaselineError, load_baseline
 from .document import Coverage, Options, Report, build
-from .nodes import RECORD_ATTR, campaign_key, deselected_key, readers_of
+from .nodes import RECORD_ATTR, campaign_key, deselected_key, inside, readers_of
 from .options import Settings, settings_key
 from .report import write_atomic, write_chunks_atomic
 from .sources import ARCHIVE_SUFFIXES, ArchiveError, Sources, activate, deactivate, is_archive
@@ -58,7 +58,11 @@ def configure(config: pytest.Config) -> None:
     # it collects the campaign, not the project's tests); paths the user named
     # on the command line are collected along with it.
     named = config.args if config.args_source == pytest.Config.ArgsSource.ARGS else []
-    config.args[:] = [root, *(a for a in named if os.path.abspath(a) != root)]
+    others = [a for a in named if os.path.abspath(a) != root]
+    # A campaign in a folder named too is collected by that folder's walk (`nodes.keep_campaign`):
+    # named as well, pytest 8 would collect the folder only as far as the campaign.
+    within = any(os.path.isdir(a) and inside(root, (os.path.abspath(a),)) for a in others)
+    config.args[:] = others if within else [root, *others]
     if worker is not None:
         xdist.configure_worker(config, worker)
         return

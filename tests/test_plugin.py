@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import gzip
+import shutil
+from pathlib import Path
 
 import pytest
+from agent_shapes import Rollout, explore_text
 from builders import Run, ab_campaign, response, sufficient_run
 from helpers import report
+
+from pytest_explore_suff.gates import METRIC_BASELINE_GATES
 
 XDIST = [[], ["-n", "0"], ["-n", "2"]]
 
@@ -155,6 +160,45 @@ def test_a_pattern_names_a_compressed_transcript_as_it_does_the_plain_one(pytest
 def test_the_arm_is_a_keyword_for_k(pytester, campaign):
     result = pytester.runpytest(f"--explore-suff={campaign}", "-k", "headless-without")
     result.assert_outcomes(passed=2, deselected=3)
+
+
+def agents_campaign(root: Path) -> Path:
+    """Claude Code runs in a folder named after Codex, a Codex rollout, and a group whose name
+    no marker can carry."""
+    sufficient_run("claude q").write(root / "codex-runs" / "run-claude.jsonl")
+    sufficient_run("odd q").write(root / "odd (group)" / "run-claude.jsonl")
+    codex = Rollout("current", "exec_command")
+    codex.step(codex.explore("codex q"), outputs=[explore_text(["lib/a.py"])])
+    codex.step(codex.shell("sed -n '1,80p' lib/a.py"))
+    codex.finish()
+    codex.write(root / "q1" / "codex" / "rollout-2026-03-01T10-01-00-0199.jsonl")
+    return root
+
+
+@pytest.mark.parametrize(
+    ("select", "selected"),
+    [
+        (["-k", "agent_codex"], ["q1/codex/rollout-2026-03-01T10-01-00-0199.jsonl"]),
+        (["-k", "agent_claude and not group_odd"], ["codex-runs/run-claude.jsonl"]),
+        (["-m", "agent_codex"], ["q1/codex/rollout-2026-03-01T10-01-00-0199.jsonl"]),
+        (["-m", "group_codex-runs or arm_codex"],
+         ["codex-runs/run-claude.jsonl", "q1/codex/rollout-2026-03-01T10-01-00-0199.jsonl"]),
+        (["-m", "not agent_codex", "-n", "2"],
+         ["codex-runs/run-claude.jsonl", "odd (group)/run-claude.jsonl"]),
+        (["-k", "codex"],  # pytest's -k also matches names: the folder named codex-runs
+         ["codex-runs/run-claude.jsonl", "q1/codex/rollout-2026-03-01T10-01-00-0199.jsonl"]),
+    ],
+)  # fmt: skip
+def test_transcripts_are_selected_by_agent_arm_and_group(pytester, select, selected):
+    root = agents_campaign(pytester.path / "c")
+    # Under strict markers and warnings as errors: the markers are registered.
+    result = pytester.runpytest(
+        f"--explore-suff={root}", "--strict-markers", "-W", "error", "-p", "no:randomly", *select
+    )
+    assert result.ret == 0
+    result.assert_outcomes(passed=len(selected), deselected=0 if "-n" in select else 3 - len(selected))
+    ran = [r["path"] for r in report(pytester)["transcripts"]]
+    assert sorted(ran) == selected
 
 
 def raced_run() -> Run:
@@ -433,6 +477,44 @@ def test_help_lists_every_option(pytester):
             "*--max-search=[[]ARM:]FRAC*",
         ]
     )
+
+
+def test_help_prints_percent_signs_once_in_flags_and_ini_settings(pytester):
+    # argparse formats a flag's help with %, pytest prints an ini setting's as it is
+    result = pytester.runpytest("--help")
+    text = " ".join(result.stdout.str().split())
+    assert "%%" not in text
+    gate_on = "decide threshold gates on the point estimate (default) or on the 95% interval's bound"
+    for name in ("--explore-suff-gate-on={point,bound}", "explore_suff_gate_on (string):"):
+        assert f"{name} {gate_on}" in text
+    growth = [stem for stem, (_, op) in METRIC_BASELINE_GATES.items() if op == "max_growth"]
+    assert growth and text.count("(0.2: 20%)") == 2 * len(growth)
+    for stem in growth:
+        assert f"explore_suff_{stem} (linelist): fail when " in text
+
+
+@pytest.mark.parametrize("where", ["command line", "ini"])
+def test_a_tilde_in_a_path_is_the_users_home(pytester, campaign, monkeypatch, where):
+    home = pytester.mkdir("home")
+    monkeypatch.setenv("HOME", str(home))
+    shutil.move(campaign, home / "ab")
+    if where == "ini":
+        pytester.makeini(
+            "[pytest]\nexplore_suff = ~/ab\nexplore_suff_json = ~/r.json\nexplore_suff_html = ~/r.html\n"
+        )
+        first = pytester.runpytest()
+    else:
+        first = pytester.runpytest(
+            "--explore-suff=~/ab", "--explore-suff-json=~/r.json", "--explore-suff-html=~/r.html"
+        )
+    first.assert_outcomes(passed=5)
+    assert (home / "r.json").is_file() and (home / "r.html").is_file()
+    again = pytester.runpytest(
+        "--explore-suff=~/ab", "--explore-suff-json=~/s.json", "--explore-suff-baseline=~/r.json",
+        "--max-sufficient-drop=0",
+    )  # fmt: skip
+    assert again.ret == 0
+    assert report(pytester, "home/s.json")["baseline"]["report"] == str(home / "r.json")
 
 
 def test_without_the_option_the_plugin_stays_out_of_the_way(pytester):
