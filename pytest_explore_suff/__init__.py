@@ -40,19 +40,20 @@ def judge(
     *,
     max_line: int | None = None,
     readers: Readers | None = None,
+    session: str = "",
 ) -> tuple[Verdict, Collector]:
     """Read one transcript and judge its explore calls (``files`` are members of ``archive`` if given).
 
     An archive is read through the running session's sources, or opened and
     closed here. ``max_line``: lines longer than this many bytes are corrupt
     (default `readers.base.MAX_LINE`). ``readers``: the readers ``kind`` is looked up in
-    (the built-in ones when None).
+    (the built-in ones when None); ``session``: the session of a database ``files[0]`` is.
     """
     own = ArchiveSource(archive) if archive is not None and active_sources() is None else None
     token = base.max_line.set(max_line) if max_line is not None else None
     try:
         open_file = own.open if own is not None else opener(archive)
-        collector = load(kind, [str(f) for f in files], spec or ToolSpec(), open_file, readers)
+        collector = load(kind, [str(f) for f in files], spec or ToolSpec(), open_file, readers, session)
     finally:
         if token is not None:
             base.max_line.reset(token)

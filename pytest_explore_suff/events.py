@@ -286,6 +286,8 @@ class Collector:
     main_file: bool = True
     #: every result's text is kept (the re-read after a result came before its call)
     keep_texts: bool = False
+    #: the session this transcript is, in a file that holds many (a database): `Reader.sessions`
+    session: str = ""
     _requests: set[str] = field(default_factory=set)
     _anon: int = 0
 

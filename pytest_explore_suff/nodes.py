@@ -150,6 +150,7 @@ class TranscriptItem(pytest.Item):
                 t.archive,
                 max_line=settings.max_line,
                 readers=readers_of(self.config),
+                session=t.session,
             )
         except TranscriptError as exc:
             self.record = record(t, status="error", reason=str(exc))

@@ -574,3 +574,86 @@ class CopilotSession:
                "timeline": []}  # fmt: skip
         path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
         return path
+
+
+# -- Amp, Cline and Roo Code, Continue, OpenHands, OpenCode, Crush (section 5) --------------
+
+
+def _result_of(result: Any) -> tuple[Any, bool]:
+    """(text, is_error) of a builder's result: a text, or ``("error", text)``."""
+    if isinstance(result, tuple):
+        return result[1], True
+    return result, False
+
+
+class AmpThread:
+    """An Amp thread (``threads/T-<id>.json``) being written message by message: each
+    `step` is one assistant message (its usage is that request) and a user message with
+    each call's ``tool_result`` (``toolUseID``, ``run: {status, result}``)."""
+
+    def __init__(self, thread_id: str = "T-5e3a0d2c-7f41-4b6a-9c11-0a1b2c3d4e5f") -> None:
+        self.id = thread_id
+        self.messages: list[dict[str, Any]] = []
+        self.tokens = 1000
+
+    def _message(self, role: str, content: list[Any], **extra: Any) -> None:
+        self.messages.append({"role": role, "messageId": len(self.messages), "content": content, **extra})
+
+    def user(self, text: str) -> None:
+        self._message("user", [{"type": "text", "text": text}])
+
+    @staticmethod
+    def call(name: str, **input: Any) -> dict[str, Any]:
+        return {"type": "tool_use", "id": f"toolu_{next(_ids):04d}", "name": name, "input": input}
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = "mcp__codegraph__codegraph_explore") -> dict[str, Any]:
+        return cls.call(name, query=query)
+
+    def step(
+        self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "",
+        prompt_tokens: int | None = None, thinking: str = "",
+    ) -> None:  # fmt: skip
+        """One model response; each result is a text, ``("error", text)``, a dict (the run's
+        ``result`` as it is), or None (cancelled)."""
+        self.tokens += 500
+        prompt = self.tokens if prompt_tokens is None else prompt_tokens
+        content: list[dict[str, Any]] = []
+        if thinking:
+            content.append({"type": "thinking", "thinking": thinking})
+        if text:
+            content.append({"type": "text", "text": text})
+        content += calls
+        usage = {"model": "claude-sonnet-4", "inputTokens": 10, "outputTokens": 60,
+                 "cacheCreationInputTokens": 200, "cacheReadInputTokens": prompt - 210}  # fmt: skip
+        self._message("assistant", content, state={"type": "complete",
+                      "stopReason": "tool_use" if calls else "end_turn"}, usage=usage)  # fmt: skip
+        if not calls:
+            return
+        blocks = []
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            if result is None:
+                run: dict[str, Any] = {"status": "cancelled"}
+            elif isinstance(result, tuple):
+                run = {"status": "error", "error": {"message": result[1]}}
+            elif isinstance(result, str) and "codegraph" in call["name"]:
+                run = {"status": "done", "result": [{"type": "text", "text": result}]}  # an MCP result
+            elif isinstance(result, str) and call["name"] == "Bash":
+                run = {"status": "done", "result": {"output": result, "exitCode": 0}}
+            else:
+                run = {"status": "done", "result": result}
+            blocks.append({"type": "tool_result", "toolUseID": call["id"], "run": run})
+        self._message("user", blocks)
+
+    def finish(self, text: str = "Done.") -> None:
+        self.step(text=text)
+
+    def document(self) -> dict[str, Any]:
+        return {"v": len(self.messages), "id": self.id, "created": 1767865803494,
+                "env": {"initial": {"trees": [{"displayName": "t", "uri": "file:///work/t"}]}},
+                "messages": self.messages, "usageLedger": {"events": []}}  # fmt: skip
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.document(), indent=2), encoding="utf-8")
+        return path

@@ -580,30 +580,70 @@ _OWN_TOOLS = {
 }  # fmt: skip
 
 
+#: Each agent's tool that reads a file (and its path argument), and its shell (and command).
+_READ = {"qwen": ("read_file", "absolute_path"), "copilot": ("view", "path"), "amp": ("Read", "path")}
+_SHELL = {"qwen": ("run_shell_command", "command"), "copilot": ("bash", "command"), "amp": ("Bash", "cmd")}
+_OWN_TOOLS["amp"] = {
+    "Grep": ("Grep", {"pattern": "x"}), "Glob": ("glob", {"filePattern": "x"}),
+    "Edit": ("edit_file", {"path": "lib/a.js"}), "TodoWrite": ("todo_write", {"todos": []}),
+    "ToolSearch": ("todo_read", {}), "Write": ("create_file", {"path": "n.md"}),
+}  # fmt: skip
+
+
+def _shape(agent: str) -> Any:
+    import agent_shapes
+
+    return {"qwen": agent_shapes.QwenChat, "copilot": agent_shapes.CopilotSession,
+            "amp": agent_shapes.AmpThread}[agent]  # fmt: skip
+
+
 def _own_call(agent: str, step: tuple[Any, ...], n: int) -> tuple[Any, Any]:
     """(the call, its result) of one simple plan step, written as ``agent`` writes it."""
-    from agent_shapes import CopilotSession, QwenChat
-
-    shape: Any = QwenChat if agent == "qwen" else CopilotSession
+    shape = _shape(agent)
     kind = step[0]
     if kind == "explore":
         return shape.explore(f"q{n}"), response(step[1], step[2])
     if kind == "failed explore":
         return shape.explore("bad"), ("error", "MCP error -32603: boom")
     if kind == "read":
-        if agent == "qwen":
-            return shape.call("read_file", absolute_path=step[2] + step[1]), "ok"
-        return shape.call("view", path=step[2] + step[1]), "ok"
+        name, key = _READ[agent]
+        return shape.call(name, **{key: step[2] + step[1]}), "ok"
     if kind == "bash":
-        return shape.call("run_shell_command" if agent == "qwen" else "bash", command=step[1]), "ok"
+        name, key = _SHELL[agent]
+        return shape.call(name, **{key: step[1]}), "ok"
     name, args = _OWN_TOOLS[agent][kind]
     return shape.call(name, **args), "ok"
+
+
+def _no_subagent_steps(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Amp's thread holds no step of a ``Task``'s subagent: the same run, its subagents idle."""
+    return [("delegate", []) if p[0] == "delegate" else p for p in plan]
+
+
+def _build_flat(agent: str, plan: Sequence[tuple[Any, ...]]) -> Any:
+    """The run, in the log of an agent whose builder has `step` and `finish` (delegations
+    written as calls whose subagent left nothing in the log)."""
+    log = _shape(agent)()
+    log.user("where is f?")
+    for n, step in enumerate(plan):
+        if step[0] == "delegate":
+            log.step(log.call("Task", prompt="look into it", description="d"), results=["the answer"])
+        elif step[0] == "parallel":
+            e, r = _own_call(agent, ("explore", [step[1]], []), n), _own_call(agent, ("read", step[1], ""), n)
+            log.step(e[0], r[0], results=[e[1], r[1]])
+        else:
+            call, result = _own_call(agent, step, n)
+            log.step(call, results=[result])
+    log.finish()
+    return log
 
 
 def build_as(agent: str, plan: Sequence[tuple[Any, ...]]) -> bytes:
     """The run ``build(plan)`` writes, as a Qwen Code chat or a Copilot CLI event log."""
     from agent_shapes import CopilotSession, QwenChat
 
+    if agent == "amp":
+        return json.dumps(_build_flat(agent, plan).document()).encode()
     if agent == "qwen":
         chat = QwenChat()
         chat.user("where is f?")
@@ -669,12 +709,19 @@ def _no_subagent_explores(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ..
     return [("delegate", [s for s in p[1] if s[0] not in keep]) if p[0] == "delegate" else p for p in plan]
 
 
+#: The file each agent's log is judged from.
+LOG_NAMES = {"qwen": "chat.jsonl", "copilot": "events.jsonl", "amp": "T-1.json"}
+AGENTS = sorted(LOG_NAMES)
+
+
 @SETTINGS
-@given(plan=plans, agent=st.sampled_from(["qwen", "copilot"]))
+@given(plan=plans, agent=st.sampled_from(AGENTS))
 def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
     if agent == "qwen":
         plan = _no_subagent_explores(plan)
-    out = judge_files(agent, {"chat.jsonl" if agent == "qwen" else "events.jsonl": build_as(agent, plan)})
+    elif agent == "amp":
+        plan = _no_subagent_steps(plan)
+    out = judge_files(agent, {LOG_NAMES[agent]: build_as(agent, plan)})
     assert not isinstance(out, TranscriptError), out
     verdict, warnings = out
     assert warnings == []
@@ -682,13 +729,17 @@ def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
 
 
 @SETTINGS
-@given(plan=plans, muts=mutations, agent=st.sampled_from(["qwen", "copilot"]))
-def test_no_exception_escapes_on_mutated_qwen_and_copilot_logs(plan, muts, agent):
-    lines = [json.loads(line) for line in build_as(agent, plan).decode().splitlines()]
-    check_no_escape(agent, {"chat.jsonl": encode(mutated(lines, muts))})
+@given(plan=plans, muts=mutations, agent=st.sampled_from(AGENTS))
+def test_no_exception_escapes_on_mutated_logs_of_every_agent(plan, muts, agent):
+    data = build_as(agent, plan)
+    if LOG_NAMES[agent].endswith(".json"):  # a document: mutated as one value
+        mutated_data = json.dumps(mutated(json.loads(data), muts)).encode("utf-8", "surrogatepass")
+    else:
+        mutated_data = encode(mutated([json.loads(line) for line in data.decode().splitlines()], muts))
+    check_no_escape(agent, {LOG_NAMES[agent]: mutated_data})
 
 
 @SETTINGS
-@given(contents=file_bytes, agent=st.sampled_from(["qwen", "copilot"]))
-def test_no_exception_escapes_on_arbitrary_bytes_for_qwen_and_copilot(contents, agent):
-    check_no_escape(agent, {"chat.jsonl": contents})
+@given(contents=file_bytes, agent=st.sampled_from(AGENTS))
+def test_no_exception_escapes_on_arbitrary_bytes_for_every_agent(contents, agent):
+    check_no_escape(agent, {LOG_NAMES[agent]: contents})

@@ -13,7 +13,7 @@ from typing import Any
 from ..events import Collector, ToolSpec
 from ..registry import Reader, Readers
 from ..sources import Opener, open_path
-from . import codex, copilot, gemini, interactive, qwen, streamjson
+from . import amp, codex, copilot, gemini, interactive, qwen, streamjson
 from .base import NotATranscript, TranscriptError, Unreadable, kind_of, looks_like_event
 
 __all__ = [
@@ -30,11 +30,12 @@ READERS: dict[str, Read] = {
     "gemini": gemini.read,
     "qwen": qwen.read,
     "copilot": copilot.read,
+    "amp": amp.read,
 }
 #: The agent that writes each kind of transcript.
 AGENTS = {
     "stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini",
-    "qwen": "qwen", "copilot": "copilot",
+    "qwen": "qwen", "copilot": "copilot", "amp": "amp",
 }  # fmt: skip
 
 
@@ -67,6 +68,7 @@ def builtin_readers() -> list[Reader]:
         Reader("qwen", "qwen", _reading(qwen.read), line=qwen.looks_like_qwen),
         Reader("copilot", "copilot", _reading(copilot.read), line=copilot.looks_like_event,
                head=copilot.looks_like_history),
+        Reader("amp", "amp", _reading(amp.read), head=amp.looks_like_thread),
         Reader("interactive", "claude", _reading(interactive.read), line=_session_log),
         Reader("stream-json", "claude", _reading(streamjson.read), line=_stream_json),
         Reader("codex", "codex", _reading(codex.read), line=codex.looks_like_rollout),
@@ -83,22 +85,24 @@ def load(
     spec: ToolSpec,
     open_file: Opener = open_path,
     readers: Readers | None = None,
+    session: str = "",
 ) -> Collector:
     """Read one transcript (all its files) into a `Collector`.
 
-    ``readers``: the run's readers (the built-in ones when None). Raises
+    ``readers``: the run's readers (the built-in ones when None); ``session``: the session
+    of a file that holds many (``collector.session``). Raises
     `TranscriptError` subclasses with a one-line reason.
     """
     found = (readers or BUILTIN).get(kind)
     if found is None:
         raise Unreadable(f"no reader named {kind!r} in this run (is the plug-in that registers it loaded?)")
     read = found.read
-    collector = Collector(spec, open_file=open_file)
+    collector = Collector(spec, open_file=open_file, session=session)
     read(files, collector)
     if collector.missing_results():
         # A result we need came before its call (file order is not causal order),
         # skipped or not kept. Rare: read again, decoding all, keeping every text.
-        collector = Collector(spec, open_file=open_file, keep_texts=True)
+        collector = Collector(spec, open_file=open_file, keep_texts=True, session=session)
         read(files, collector)
     if not collector.recognized:
         if collector.lines == 0:

@@ -1,0 +1,106 @@
+"""Amp threads, Cline and Roo Code tasks, Continue sessions, OpenHands sessions, OpenCode
+and Crush databases (transcript-formats.md, section 5).
+
+The logs are written from the formats page by ``agent_shapes.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agent_shapes import AmpThread, explore_text
+
+from pytest_explore_suff import judge
+from pytest_explore_suff.campaign import discover
+from pytest_explore_suff.metrics import measure
+
+
+def labels(verdict: Any) -> list[tuple[str, str]]:
+    return [(c.bucket, c.next) for c in verdict.calls]
+
+
+# -- Amp ------------------------------------------------------------------------------------
+
+
+def amp(thread: AmpThread, tmp_path: Path) -> Any:
+    return judge("amp", [thread.write(tmp_path / "threads" / f"{thread.id}.json")])
+
+
+def test_an_amp_thread_is_found_as_amp(tmp_path):
+    t = AmpThread()
+    t.user("where is f?")
+    t.step(t.explore(), results=[explore_text(["lib/a.py"])])
+    t.finish()
+    t.write(tmp_path / "threads" / f"{t.id}.json")
+    (tmp_path / "threads" / "settings.json").write_text('{"id": "x", "messages": []}')
+    campaign = discover(str(tmp_path))
+    assert [(t.path, t.kind, t.agent, t.arm) for t in campaign.transcripts] == [
+        (f"threads/{t.id}.json", "amp", "amp", "amp")
+    ]
+    assert [d["path"] for d in campaign.ignored] == ["threads/settings.json"]
+
+
+def test_amp_tools_map_onto_the_contracts_notions(tmp_path):
+    t = AmpThread()
+    t.user("where is f?")
+    t.step(t.explore("a"), results=[explore_text(["lib/a.py"], ["lib/b.py"])])
+    t.step(t.call("todo_write", todos=[]))  # bookkeeping: transparent
+    t.step(t.call("Read", path="/work/t/lib/b.py"))
+    t.step(t.explore("b"), results=[explore_text(["lib/a.py"])])
+    t.step(t.call("Grep", pattern="f(", path="lib"))
+    t.step(t.explore("c"), results=[explore_text(["lib/a.py"])])
+    t.step(t.call("Bash", cmd="sed -n '1,40p' lib/a.py"))
+    t.step(t.explore("d"), results=[("error", "MCP error -32603: boom")])
+    t.step(t.explore("e"), results=[explore_text(["lib/a.py"])])
+    t.step(t.call("Task", prompt="find the callers of f", description="callers"))
+    t.step(t.explore("f"), results=[explore_text(["lib/a.py"])])
+    t.step(t.call("edit_file", path="lib/a.py", old_str="a", new_str="b"))
+    t.finish("f is in `lib/a.py`")
+    verdict, collector = amp(t, tmp_path)
+    assert labels(verdict) == [
+        ("read_missed", "Read b.py (named, not returned)"),
+        ("search", "Grep"),
+        ("read_returned", "Bash Read a.py"),
+        # the thread holds no step of the subagent: judged as a delegation that ran no tool
+        ("sufficient", "Task"),
+        ("sufficient", "edit_file"),
+    ]
+    assert verdict.errored == 1
+    assert collector.tools == {"explore": 6, "read": 1, "search": 1, "bash": 1, "other": 3}
+    assert collector.answer() == "f is in `lib/a.py`"
+    assert collector.warnings == []
+
+
+def test_amp_calls_of_one_message_are_one_message_and_a_cancelled_call_is_an_error(tmp_path):
+    t = AmpThread()
+    t.step(t.explore(), t.call("Read", path="lib/z.py"), results=[explore_text(["lib/a.py"]), "..."])
+    t.step(t.call("create_file", path="notes.md", content="x"))
+    t.step(t.explore("again"), results=[None])
+    verdict, _ = amp(t, tmp_path)
+    assert labels(verdict) == [("sufficient", "create_file")]
+    assert (verdict.concurrent, verdict.errored) == (1, 1)
+
+
+def test_amp_occupancy_is_measured_from_each_requests_usage(tmp_path):
+    t = AmpThread()
+    t.user("where is f?")
+    t.step(t.explore(), results=[explore_text(["lib/a.py"]) + "x" * 3000], prompt_tokens=2000)
+    t.step(t.call("Read", path="lib/a.py"), results=["y" * 1500], prompt_tokens=3300)
+    t.finish("in lib/a.py")
+    verdict, collector = amp(t, tmp_path)
+    m = measure(verdict, collector)
+    o = m["occupancy"]
+    # the window: input + cache creation + cache read, of each assistant message
+    assert (o["ctx_base"], o["turns"], o["ctx_final"]) == (2000, 3, t.tokens)
+    assert o["chars"]["tool"] == len(explore_text(["lib/a.py"])) + 3000
+    assert o["chars"]["read"] == 1500
+    assert m["allocation"]["has_answer"] is True
+
+
+def test_a_json_document_with_a_t_id_and_no_messages_is_not_a_transcript(tmp_path):
+    path = tmp_path / "T-1.json"
+    path.write_text('{"id": "T-1", "title": "x"}')
+    with pytest.raises(Exception, match="no Amp thread messages"):
+        judge("amp", [path])
