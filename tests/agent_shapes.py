@@ -657,3 +657,116 @@ class AmpThread:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.document(), indent=2), encoding="utf-8")
         return path
+
+
+class ClineTask:
+    """A Cline (or Roo Code) task folder being written: ``api_conversation_history.json``
+    (native ``tool_use``/``tool_result`` blocks, or the older ``form="xml"``: calls as XML in
+    the assistant's text, results as ``[tool for 'x'] Result:`` user text) and
+    ``ui_messages.json`` (an ``api_req_started`` per request with its token figures, and
+    what the user saw of each call)."""
+
+    def __init__(self, form: str = "native", task_id: str = "1767865803494") -> None:
+        assert form in ("native", "xml")
+        self.form = form
+        self.task_id = task_id
+        self.api: list[dict[str, Any]] = []
+        self.ui: list[dict[str, Any]] = []
+        self.ts = 1767865803494
+        self.tokens = 1000
+
+    def _ui(self, kind: str, what: str, text: str, **extra: Any) -> None:
+        self.ts += 1000
+        self.ui.append({"ts": self.ts, "type": kind, kind: what, "text": text, **extra})
+
+    def user(self, text: str) -> None:
+        self._ui("say", "task", text)
+        self.api.append({"role": "user", "content": [{"type": "text", "text": f"<task>\n{text}\n</task>"}]})
+
+    @staticmethod
+    def call(name: str, **input: Any) -> dict[str, Any]:
+        return {"type": "tool_use", "id": f"toolu_{next(_ids):04d}", "name": name, "input": input}
+
+    @classmethod
+    def explore(
+        cls, query: str = "q", server: str = "codegraph", tool: str = "codegraph_explore"
+    ) -> dict[str, Any]:
+        return cls.call(
+            "use_mcp_tool", server_name=server, tool_name=tool, arguments=json.dumps({"query": query})
+        )
+
+    @staticmethod
+    def _xml(call: dict[str, Any]) -> str:
+        params = "".join(f"<{k}>\n{v}\n</{k}>\n" for k, v in call["input"].items())
+        return f"<{call['name']}>\n{params}</{call['name']}>"
+
+    def _ui_call(self, call: dict[str, Any], text: str, error: bool) -> None:
+        name, args = call["name"], call["input"]
+        if name == "use_mcp_tool":
+            request = {"type": "use_mcp_tool", "serverName": args["server_name"],
+                       "toolName": args["tool_name"], "arguments": args["arguments"]}  # fmt: skip
+            self._ui("ask", "use_mcp_server", json.dumps(request))
+            self._ui("say", "error" if error else "mcp_server_response", text)
+        elif name == "execute_command":
+            self._ui("ask", "command", args["command"])
+            self._ui("say", "command_output", text)
+        elif name == "new_task":
+            self._ui("ask", "new_task", args.get("message", ""))
+        else:
+            tool = {"read_file": "readFile", "search_files": "searchFiles", "list_files": "listFilesTopLevel",
+                    "update_todo_list": "updateTodoList", "write_to_file": "newFileCreated",
+                    "replace_in_file": "editedExistingFile"}  # fmt: skip
+            self._ui("say", "tool", json.dumps({"tool": tool.get(name, name), **args, "content": text}))
+
+    def step(
+        self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "",
+        prompt_tokens: int | None = None,
+    ) -> None:  # fmt: skip
+        """One request: its ``api_req_started``, the assistant message, then each call's
+        result (a text or ``("error", text)``)."""
+        self.tokens += 500
+        prompt = self.tokens if prompt_tokens is None else prompt_tokens
+        self._ui("say", "api_req_started", json.dumps({"request": "...", "tokensIn": 12, "tokensOut": 80,
+                 "cacheWrites": 300, "cacheReads": prompt - 312, "cost": 0.01}))  # fmt: skip
+        if text:
+            self._ui("say", "text", text)
+        if self.form == "native":
+            content: list[dict[str, Any]] = ([{"type": "text", "text": text}] if text else []) + list(calls)
+        else:
+            body = "\n\n".join([text, *map(self._xml, calls)]) if calls else text
+            content = [{"type": "text", "text": body}]
+        self.api.append({"role": "assistant", "content": content})
+        if not calls:
+            return
+        blocks: list[dict[str, Any]] = []
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            out, error = _result_of(result)
+            if error:
+                out = f"The tool execution failed with the following error:\n<error>\n{out}\n</error>"
+            self._ui_call(call, out, error)
+            if self.form == "native":
+                blocks.append(
+                    {"type": "tool_result", "tool_use_id": call["id"], "content": out, "is_error": error}
+                )
+            else:
+                what = call["input"].get("path") or call["input"].get("server_name") or ""
+                blocks += [{"type": "text", "text": f"[{call['name']} for '{what}'] Result:"},
+                           {"type": "text", "text": out}]  # fmt: skip
+        self.api.append({"role": "user", "content": blocks})
+
+    def finish(self, text: str = "Done.") -> None:
+        """``attempt_completion``: its result is the answer."""
+        call = self.call("attempt_completion", result=text)
+        self.step(call)
+        del self.api[-1]  # the completion is the task's last act: nothing answers it
+        del self.ui[-1]
+        self._ui("say", "completion_result", text)
+
+    def write(self, folder: Path, files: tuple[str, ...] = ("api", "ui")) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        if "api" in files:
+            (folder / "api_conversation_history.json").write_text(json.dumps(self.api), encoding="utf-8")
+        if "ui" in files:
+            (folder / "ui_messages.json").write_text(json.dumps(self.ui), encoding="utf-8")
+        (folder / "task_metadata.json").write_text('{"files_in_context": []}', encoding="utf-8")
+        return folder

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_shapes import AmpThread, explore_text
+from agent_shapes import AmpThread, ClineTask, explore_text
 
 from pytest_explore_suff import judge
 from pytest_explore_suff.campaign import discover
@@ -104,3 +104,108 @@ def test_a_json_document_with_a_t_id_and_no_messages_is_not_a_transcript(tmp_pat
     path.write_text('{"id": "T-1", "title": "x"}')
     with pytest.raises(Exception, match="no Amp thread messages"):
         judge("amp", [path])
+
+
+# -- Cline and Roo Code ------------------------------------------------------------------------
+
+
+def cline(task: ClineTask, tmp_path: Path, files: tuple[str, ...] = ("api", "ui")) -> Any:
+    folder = task.write(tmp_path / "tasks" / task.task_id, files)
+    return judge("cline", sorted(str(p) for p in folder.iterdir()))
+
+
+def cline_run(form: str) -> ClineTask:
+    t = ClineTask(form)
+    t.user("where is f?")
+    t.step(t.explore("a"), results=[explore_text(["lib/a.py"], ["lib/b.py"])], text="Let me look.")
+    t.step(t.call("update_todo_list", todos="[ ] find f"))  # bookkeeping: transparent
+    t.step(t.call("read_file", path="lib/b.py"))
+    t.step(t.explore("b"), results=[explore_text(["lib/a.py"])])
+    t.step(t.call("search_files", path="lib", regex="f\\("))
+    t.step(t.explore("c"), results=[explore_text(["lib/a.py"])])
+    t.step(t.call("execute_command", command="cat lib/a.py"))
+    t.step(t.explore("d"), results=[("error", "MCP error -32603: boom")])
+    t.step(t.explore("e"), results=[explore_text(["lib/a.py"])])
+    t.step(t.call("list_files", path="lib"))
+    t.step(t.explore("f"), results=[explore_text(["lib/a.py"])])
+    t.finish("f is in `lib/a.py`")
+    return t
+
+
+CLINE_LABELS = [
+    ("read_missed", "Read b.py (named, not returned)"),
+    ("search", "Grep"),
+    ("read_returned", "Bash Read a.py"),
+    ("search", "Glob"),
+    ("sufficient", "(final answer)"),
+]
+
+
+def test_a_cline_task_folder_is_one_transcript(tmp_path):
+    t = cline_run("native")
+    t.write(tmp_path / "tasks" / t.task_id)
+    ClineTask(task_id="17").write(tmp_path / "tasks" / "17", ("ui",))  # an empty UI log: not a task
+    campaign = discover(str(tmp_path))
+    [found] = campaign.transcripts
+    assert (found.path, found.kind, found.agent, found.arm, found.group) == (
+        f"tasks/{t.task_id}",
+        "cline",
+        "cline",
+        "cline",
+        "tasks",
+    )
+    assert found.rel_files == tuple(
+        f"tasks/{t.task_id}/{n}"
+        for n in ("api_conversation_history.json", "task_metadata.json", "ui_messages.json")
+    )
+    assert {d["path"] for d in campaign.ignored} == {
+        "tasks/17/ui_messages.json",
+        "tasks/17/task_metadata.json",
+    }
+
+
+@pytest.mark.parametrize("form", ["native", "xml"])
+def test_cline_tools_map_onto_the_contracts_notions_in_both_forms(tmp_path, form):
+    verdict, collector = cline(cline_run(form), tmp_path)
+    assert labels(verdict) == CLINE_LABELS
+    assert verdict.errored == 1
+    assert collector.tools == {"explore": 6, "read": 1, "search": 2, "bash": 1, "other": 1}
+    assert {a.name for a in collector.threads["main"]} >= {"mcp__codegraph__codegraph_explore"}
+    assert collector.answer() == "f is in `lib/a.py`"  # attempt_completion's result
+
+
+def test_the_ui_log_alone_pairs_results_with_calls_by_order(tmp_path):
+    verdict, collector = cline(cline_run("native"), tmp_path, ("ui",))
+    assert labels(verdict) == CLINE_LABELS
+    assert verdict.errored == 1  # an ``error`` in place of the MCP server's response
+    assert collector.answer() == "f is in `lib/a.py`"
+
+
+@pytest.mark.parametrize("files", [("api", "ui"), ("ui",)])
+def test_cline_occupancy_is_measured_from_the_ui_logs_requests(tmp_path, files):
+    t = ClineTask()
+    t.user("where is f?")
+    t.step(t.explore(), results=[explore_text(["lib/a.py"]) + "x" * 3000], prompt_tokens=2000)
+    t.step(t.call("read_file", path="lib/a.py"), results=["y" * 1500], prompt_tokens=3300)
+    t.finish("in lib/a.py")
+    verdict, collector = cline(t, tmp_path, files)
+    o = measure(verdict, collector)["occupancy"]
+    # each request's window: tokensIn + cacheWrites + cacheReads
+    assert (o["ctx_base"], o["turns"], o["ctx_final"]) == (2000, 3, t.tokens)
+    assert o["chars"]["tool"] == len(explore_text(["lib/a.py"])) + 3000
+
+
+def test_a_cline_api_history_without_a_ui_log_has_no_occupancy_and_says_why(tmp_path):
+    verdict, collector = cline(cline_run("native"), tmp_path, ("api",))
+    assert labels(verdict) == CLINE_LABELS
+    m = measure(verdict, collector)
+    assert m["occupancy"] is None and "no token counts" in m["occupancy_reason"]
+    assert m["allocation"]["has_answer"] is True
+
+
+def test_a_cline_new_task_is_a_delegation_judged_as_a_subagent_that_left_no_step_here(tmp_path):
+    t = ClineTask()
+    t.step(t.explore(), results=[explore_text(["lib/a.py"])])
+    t.step(t.call("new_task", mode="code", message="implement f"))
+    verdict, _ = cline(t, tmp_path)
+    assert labels(verdict) == [("sufficient", "new_task")]

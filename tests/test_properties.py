@@ -19,6 +19,7 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from builders import EXPLORE, Run, response
@@ -581,8 +582,20 @@ _OWN_TOOLS = {
 
 
 #: Each agent's tool that reads a file (and its path argument), and its shell (and command).
-_READ = {"qwen": ("read_file", "absolute_path"), "copilot": ("view", "path"), "amp": ("Read", "path")}
-_SHELL = {"qwen": ("run_shell_command", "command"), "copilot": ("bash", "command"), "amp": ("Bash", "cmd")}
+_READ = {"qwen": ("read_file", "absolute_path"), "copilot": ("view", "path"), "amp": ("Read", "path"),
+         "cline": ("read_file", "path")}  # fmt: skip
+_SHELL = {"qwen": ("run_shell_command", "command"), "copilot": ("bash", "command"), "amp": ("Bash", "cmd"),
+          "cline": ("execute_command", "command")}  # fmt: skip
+#: The delegation of an agent whose log holds no step of the subagent.
+_DELEGATE = {"amp": ("Task", {"prompt": "look into it", "description": "d"}),
+             "cline": ("new_task", {"mode": "code", "message": "look into it"})}  # fmt: skip
+_OWN_TOOLS["cline"] = {
+    "Grep": ("search_files", {"path": "lib", "regex": "x"}), "Glob": ("list_files", {"path": "lib"}),
+    "Edit": ("replace_in_file", {"path": "lib/a.js", "diff": "x"}),
+    "TodoWrite": ("update_todo_list", {"todos": "[ ] x"}),
+    "ToolSearch": ("update_todo_list", {"todos": "[x] x"}),
+    "Write": ("write_to_file", {"path": "n.md", "content": "x"}),
+}  # fmt: skip
 _OWN_TOOLS["amp"] = {
     "Grep": ("Grep", {"pattern": "x"}), "Glob": ("glob", {"filePattern": "x"}),
     "Edit": ("edit_file", {"path": "lib/a.js"}), "TodoWrite": ("todo_write", {"todos": []}),
@@ -594,7 +607,7 @@ def _shape(agent: str) -> Any:
     import agent_shapes
 
     return {"qwen": agent_shapes.QwenChat, "copilot": agent_shapes.CopilotSession,
-            "amp": agent_shapes.AmpThread}[agent]  # fmt: skip
+            "amp": agent_shapes.AmpThread, "cline": agent_shapes.ClineTask}[agent]  # fmt: skip
 
 
 def _own_call(agent: str, step: tuple[Any, ...], n: int) -> tuple[Any, Any]:
@@ -620,14 +633,15 @@ def _no_subagent_steps(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]
     return [("delegate", []) if p[0] == "delegate" else p for p in plan]
 
 
-def _build_flat(agent: str, plan: Sequence[tuple[Any, ...]]) -> Any:
+def _build_flat(agent: str, plan: Sequence[tuple[Any, ...]], *args: Any) -> Any:
     """The run, in the log of an agent whose builder has `step` and `finish` (delegations
     written as calls whose subagent left nothing in the log)."""
-    log = _shape(agent)()
+    log = _shape(agent)(*args)
     log.user("where is f?")
     for n, step in enumerate(plan):
         if step[0] == "delegate":
-            log.step(log.call("Task", prompt="look into it", description="d"), results=["the answer"])
+            name, delegate_args = _DELEGATE[agent]
+            log.step(log.call(name, **delegate_args), results=["the answer"])
         elif step[0] == "parallel":
             e, r = _own_call(agent, ("explore", [step[1]], []), n), _own_call(agent, ("read", step[1], ""), n)
             log.step(e[0], r[0], results=[e[1], r[1]])
@@ -711,17 +725,34 @@ def _no_subagent_explores(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ..
 
 #: The file each agent's log is judged from.
 LOG_NAMES = {"qwen": "chat.jsonl", "copilot": "events.jsonl", "amp": "T-1.json"}
+#: Logs of several files, as (reader, the files written): a Cline task, in each form.
+FOLDERS = {
+    "cline": ("cline", ("native", ("api", "ui"))),
+    "cline-xml": ("cline", ("xml", ("api", "ui"))),
+    "cline-ui": ("cline", ("native", ("ui",))),
+}
 AGENTS = sorted(LOG_NAMES)
 
 
+def build_files(agent: str, plan: Sequence[tuple[Any, ...]]) -> tuple[str, dict[str, bytes]]:
+    """(the reader, the files) of the run ``build(plan)`` writes, as ``agent`` logs it."""
+    if agent in LOG_NAMES:
+        return agent, {LOG_NAMES[agent]: build_as(agent, plan)}
+    reader, (form, which) = FOLDERS[agent]
+    task = _build_flat(reader, _no_subagent_steps(plan), form)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = task.write(Path(tmp) / "t", which)
+        return reader, {f"t/{p.name}": p.read_bytes() for p in sorted(folder.iterdir())}
+
+
 @SETTINGS
-@given(plan=plans, agent=st.sampled_from(AGENTS))
+@given(plan=plans, agent=st.sampled_from(AGENTS + sorted(FOLDERS)))
 def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
     if agent == "qwen":
         plan = _no_subagent_explores(plan)
-    elif agent == "amp":
+    elif agent == "amp" or agent in FOLDERS:
         plan = _no_subagent_steps(plan)
-    out = judge_files(agent, {LOG_NAMES[agent]: build_as(agent, plan)})
+    out = judge_files(*build_files(agent, plan))
     assert not isinstance(out, TranscriptError), out
     verdict, warnings = out
     assert warnings == []
@@ -729,17 +760,22 @@ def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
 
 
 @SETTINGS
-@given(plan=plans, muts=mutations, agent=st.sampled_from(AGENTS))
-def test_no_exception_escapes_on_mutated_logs_of_every_agent(plan, muts, agent):
-    data = build_as(agent, plan)
-    if LOG_NAMES[agent].endswith(".json"):  # a document: mutated as one value
-        mutated_data = json.dumps(mutated(json.loads(data), muts)).encode("utf-8", "surrogatepass")
+@given(plan=plans, muts=mutations, agent=st.sampled_from(AGENTS + sorted(FOLDERS)), pick=st.integers(0, 9))
+def test_no_exception_escapes_on_mutated_logs_of_every_agent(plan, muts, agent, pick):
+    reader, files = build_files(agent, plan)
+    rel = sorted(files)[pick % len(files)]  # the mutations land in one file at a time
+    if rel.endswith(".json"):  # a document: mutated as one value
+        files[rel] = json.dumps(mutated(json.loads(files[rel]), muts)).encode("utf-8", "surrogatepass")
     else:
-        mutated_data = encode(mutated([json.loads(line) for line in data.decode().splitlines()], muts))
-    check_no_escape(agent, {LOG_NAMES[agent]: mutated_data})
+        files[rel] = encode(mutated([json.loads(line) for line in files[rel].decode().splitlines()], muts))
+    check_no_escape(reader, files)
 
 
 @SETTINGS
-@given(contents=file_bytes, agent=st.sampled_from(AGENTS))
+@given(contents=st.lists(file_bytes, min_size=1, max_size=2), agent=st.sampled_from([*AGENTS, "cline"]))
 def test_no_exception_escapes_on_arbitrary_bytes_for_every_agent(contents, agent):
-    check_no_escape(agent, {LOG_NAMES[agent]: contents})
+    if agent == "cline":
+        names = ["t/api_conversation_history.json", "t/ui_messages.json"]
+        check_no_escape(agent, dict(zip(names, contents, strict=False)))
+    else:
+        check_no_escape(agent, {LOG_NAMES[agent]: contents[0]})

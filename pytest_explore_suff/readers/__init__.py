@@ -13,7 +13,7 @@ from typing import Any
 from ..events import Collector, ToolSpec
 from ..registry import Reader, Readers
 from ..sources import Opener, open_path
-from . import amp, codex, copilot, gemini, interactive, qwen, streamjson
+from . import amp, cline, codex, copilot, gemini, interactive, qwen, streamjson
 from .base import NotATranscript, TranscriptError, Unreadable, kind_of, looks_like_event
 
 __all__ = [
@@ -31,11 +31,12 @@ READERS: dict[str, Read] = {
     "qwen": qwen.read,
     "copilot": copilot.read,
     "amp": amp.read,
+    "cline": cline.read,
 }
 #: The agent that writes each kind of transcript.
 AGENTS = {
     "stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini",
-    "qwen": "qwen", "copilot": "copilot", "amp": "amp",
+    "qwen": "qwen", "copilot": "copilot", "amp": "amp", "cline": "cline",
 }  # fmt: skip
 
 
@@ -69,6 +70,8 @@ def builtin_readers() -> list[Reader]:
         Reader("copilot", "copilot", _reading(copilot.read), line=copilot.looks_like_event,
                head=copilot.looks_like_history),
         Reader("amp", "amp", _reading(amp.read), head=amp.looks_like_thread),
+        Reader("cline", "cline", _reading(cline.read), head=cline.looks_like_task, pattern=cline.PATTERN,
+               group=cline.group),
         Reader("interactive", "claude", _reading(interactive.read), line=_session_log),
         Reader("stream-json", "claude", _reading(streamjson.read), line=_stream_json),
         Reader("codex", "codex", _reading(codex.read), line=codex.looks_like_rollout),
