@@ -47,6 +47,8 @@ _SNIFF_DOCUMENT_BYTES = 1 << 13
 _SESSION_ID_VALUE = re.compile(rb'"sessionId"\s*:\s*"([^"\\]*)"')
 #: Gemini CLI writes the user's prompts beside its sessions: not a transcript.
 PROMPT_LOG = "logs.json"
+#: Continue lists its sessions beside them: not a transcript.
+CONTINUE_INDEX = "sessions.json"
 #: Cursor's agent transcripts (``~/.cursor/projects/<p>/agent-transcripts/``) have no call
 #: ids and no results: listed, never read as transcripts with zero calls.
 CURSOR_DIR = "agent-transcripts"
@@ -374,6 +376,8 @@ def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers
             if not RUN_NAME.match(name) and not (name.startswith("agent-") and name.endswith(".jsonl")):
                 if name == PROMPT_LOG:
                     reason = "Gemini CLI prompt log (logs.json: the user's prompts only), not a transcript"
+                elif name == CONTINUE_INDEX:
+                    reason = "Continue's session index (sessions.json: titles only), not a transcript"
                 elif CURSOR_DIR in rel.split("/")[:-1]:
                     reason = CURSOR_REASON
                 elif name.endswith(".json"):

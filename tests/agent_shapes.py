@@ -770,3 +770,60 @@ class ClineTask:
             (folder / "ui_messages.json").write_text(json.dumps(self.ui), encoding="utf-8")
         (folder / "task_metadata.json").write_text('{"files_in_context": []}', encoding="utf-8")
         return folder
+
+
+class ContinueSession:
+    """A Continue session (``sessions/<sessionId>.json``) being written: each `step` is an
+    assistant message with its ``toolCalls`` and ``toolCallStates``, then a ``role: "tool"``
+    message per call."""
+
+    def __init__(self, session_id: str = "c0n7-1a2b-session") -> None:
+        self.session_id = session_id
+        self.history: list[dict[str, Any]] = []
+
+    def user(self, text: str) -> None:
+        self.history.append({"message": {"role": "user", "content": text}, "contextItems": []})
+
+    @staticmethod
+    def call(name: str, **args: Any) -> dict[str, Any]:
+        return {"id": f"call_{next(_ids):04d}", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)}}  # fmt: skip
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = "codegraph_explore") -> dict[str, Any]:
+        return cls.call(name, query=query)
+
+    def step(self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "") -> None:
+        """One assistant message; each result is a text, ``("error", text)`` or None (never
+        answered: no tool message, and the state has no output)."""
+        states = []
+        messages = []
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            state = {"toolCallId": call["id"], "toolCall": call, "parsedArgs": json.loads(call["function"]
+                     ["arguments"]), "status": "done"}  # fmt: skip
+            if result is None:
+                state["status"] = "canceled"
+            else:
+                out, error = _result_of(result)
+                state["status"] = "errored" if error else "done"
+                state["output"] = [{"name": "Tool output", "description": "", "content": out}]
+                messages.append({"message": {"role": "tool", "content": out, "toolCallId": call["id"]},
+                                 "contextItems": []})  # fmt: skip
+            states.append(state)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if calls:
+            message["toolCalls"] = list(calls)
+        self.history.append({"message": message, "contextItems": [], "toolCallStates": states})
+        self.history += messages
+
+    def finish(self, text: str = "Done.") -> None:
+        self.step(text=text)
+
+    def document(self) -> dict[str, Any]:
+        return {"sessionId": self.session_id, "title": "where is f", "workspaceDirectory": "file:///work/t",
+                "history": self.history}  # fmt: skip
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.document()), encoding="utf-8")
+        return path

@@ -6,11 +6,12 @@ The logs are written from the formats page by ``agent_shapes.py``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_shapes import AmpThread, ClineTask, explore_text
+from agent_shapes import AmpThread, ClineTask, ContinueSession, explore_text
 
 from pytest_explore_suff import judge
 from pytest_explore_suff.campaign import discover
@@ -209,3 +210,58 @@ def test_a_cline_new_task_is_a_delegation_judged_as_a_subagent_that_left_no_step
     t.step(t.call("new_task", mode="code", message="implement f"))
     verdict, _ = cline(t, tmp_path)
     assert labels(verdict) == [("sufficient", "new_task")]
+
+
+# -- Continue ------------------------------------------------------------------------------------
+
+
+def continue_run() -> ContinueSession:
+    s = ContinueSession()
+    s.user("where is f?")
+    s.step(s.explore("a"), results=[explore_text(["lib/a.py"], ["lib/b.py"])])
+    s.step(s.call("read_file", filepath="lib/b.py"))
+    s.step(s.explore("b"), results=[explore_text(["lib/a.py"])])
+    s.step(s.call("grep_search", query="f("))
+    s.step(s.explore("c"), results=[explore_text(["lib/a.py"])])
+    s.step(s.call("run_terminal_command", command="head -40 lib/a.py"))
+    s.step(s.explore("d"), results=[("error", "MCP error -32603: boom")])
+    s.step(s.explore("e"), results=[explore_text(["lib/a.py"])])
+    s.step(s.call("ls", dirPath="lib"))
+    s.step(s.explore("f"), results=[None])  # cancelled: an error
+    s.step(s.call("edit_existing_file", filepath="lib/a.py", changes="..."))
+    s.finish("f is in `lib/a.py`")
+    return s
+
+
+def test_a_continue_session_is_read_and_its_index_is_not_a_transcript(tmp_path):
+    s = continue_run()
+    s.write(tmp_path / "sessions" / f"{s.session_id}.json")
+    index = [{"sessionId": s.session_id, "title": "where is f", "workspaceDirectory": "file:///work/t"}]
+    (tmp_path / "sessions" / "sessions.json").write_text(json.dumps(index))
+    campaign = discover(str(tmp_path))
+    assert [(t.kind, t.agent, t.arm) for t in campaign.transcripts] == [("continue", "continue", "continue")]
+    [ignored] = campaign.ignored
+    assert ignored["path"] == "sessions/sessions.json" and "Continue's session index" in ignored["reason"]
+    verdict, collector = judge("continue", [tmp_path / "sessions" / f"{s.session_id}.json"])
+    assert labels(verdict) == [
+        ("read_missed", "Read b.py (named, not returned)"),
+        ("search", "Grep"),
+        ("read_returned", "Bash Read a.py"),
+        ("search", "Glob"),
+    ]
+    assert verdict.errored == 2
+    assert collector.tools == {"explore": 6, "read": 1, "search": 2, "bash": 1, "other": 1}
+    assert collector.answer() == "f is in `lib/a.py`"
+    m = measure(verdict, collector)
+    # Continue records no token figure: no occupancy, and the record says why
+    assert m["occupancy"] is None and "no token counts" in m["occupancy_reason"]
+    assert m["allocation"]["has_answer"] is True
+
+
+def test_a_continue_call_answered_only_in_its_state_gets_that_output(tmp_path):
+    s = ContinueSession()
+    s.step(s.explore(), results=[explore_text(["lib/a.py"], ["lib/b.py"])])
+    s.history = [h for h in s.history if h["message"]["role"] != "tool"]  # the output is in the state alone
+    s.step(s.call("read_file", filepath="lib/b.py"))
+    verdict, _ = judge("continue", [s.write(tmp_path / "s.json")])
+    assert labels(verdict) == [("read_missed", "Read b.py (named, not returned)")]

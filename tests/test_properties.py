@@ -583,12 +583,25 @@ _OWN_TOOLS = {
 
 #: Each agent's tool that reads a file (and its path argument), and its shell (and command).
 _READ = {"qwen": ("read_file", "absolute_path"), "copilot": ("view", "path"), "amp": ("Read", "path"),
-         "cline": ("read_file", "path")}  # fmt: skip
+         "cline": ("read_file", "path"), "continue": ("read_file", "filepath")}  # fmt: skip
 _SHELL = {"qwen": ("run_shell_command", "command"), "copilot": ("bash", "command"), "amp": ("Bash", "cmd"),
-          "cline": ("execute_command", "command")}  # fmt: skip
+          "cline": ("execute_command", "command"),
+          "continue": ("run_terminal_command", "command")}  # fmt: skip
 #: The delegation of an agent whose log holds no step of the subagent.
 _DELEGATE = {"amp": ("Task", {"prompt": "look into it", "description": "d"}),
              "cline": ("new_task", {"mode": "code", "message": "look into it"})}  # fmt: skip
+_OWN_TOOLS["continue"] = {
+    "Grep": ("grep_search", {"query": "x"}), "Glob": ("file_glob_search", {"pattern": "x"}),
+    "Edit": ("edit_existing_file", {"filepath": "lib/a.js"}),
+    "Write": ("create_new_file", {"filepath": "n.md"}),
+}  # fmt: skip
+
+
+def _no_bookkeeping_nor_delegation(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Continue has neither a bookkeeping tool nor a delegation: the run without them."""
+    return [p for p in plan if p[0] not in ("TodoWrite", "ToolSearch", "delegate")]
+
+
 _OWN_TOOLS["cline"] = {
     "Grep": ("search_files", {"path": "lib", "regex": "x"}), "Glob": ("list_files", {"path": "lib"}),
     "Edit": ("replace_in_file", {"path": "lib/a.js", "diff": "x"}),
@@ -607,7 +620,8 @@ def _shape(agent: str) -> Any:
     import agent_shapes
 
     return {"qwen": agent_shapes.QwenChat, "copilot": agent_shapes.CopilotSession,
-            "amp": agent_shapes.AmpThread, "cline": agent_shapes.ClineTask}[agent]  # fmt: skip
+            "amp": agent_shapes.AmpThread, "cline": agent_shapes.ClineTask,
+            "continue": agent_shapes.ContinueSession}[agent]  # fmt: skip
 
 
 def _own_call(agent: str, step: tuple[Any, ...], n: int) -> tuple[Any, Any]:
@@ -656,7 +670,7 @@ def build_as(agent: str, plan: Sequence[tuple[Any, ...]]) -> bytes:
     """The run ``build(plan)`` writes, as a Qwen Code chat or a Copilot CLI event log."""
     from agent_shapes import CopilotSession, QwenChat
 
-    if agent == "amp":
+    if agent in ("amp", "continue"):
         return json.dumps(_build_flat(agent, plan).document()).encode()
     if agent == "qwen":
         chat = QwenChat()
@@ -724,7 +738,7 @@ def _no_subagent_explores(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ..
 
 
 #: The file each agent's log is judged from.
-LOG_NAMES = {"qwen": "chat.jsonl", "copilot": "events.jsonl", "amp": "T-1.json"}
+LOG_NAMES = {"qwen": "chat.jsonl", "copilot": "events.jsonl", "amp": "T-1.json", "continue": "s.json"}
 #: Logs of several files, as (reader, the files written): a Cline task, in each form.
 FOLDERS = {
     "cline": ("cline", ("native", ("api", "ui"))),
@@ -750,6 +764,8 @@ def build_files(agent: str, plan: Sequence[tuple[Any, ...]]) -> tuple[str, dict[
 def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
     if agent == "qwen":
         plan = _no_subagent_explores(plan)
+    elif agent == "continue":
+        plan = _no_bookkeeping_nor_delegation(plan)
     elif agent == "amp" or agent in FOLDERS:
         plan = _no_subagent_steps(plan)
     out = judge_files(*build_files(agent, plan))
@@ -762,6 +778,8 @@ def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
 @SETTINGS
 @given(plan=plans, muts=mutations, agent=st.sampled_from(AGENTS + sorted(FOLDERS)), pick=st.integers(0, 9))
 def test_no_exception_escapes_on_mutated_logs_of_every_agent(plan, muts, agent, pick):
+    if agent == "continue":
+        plan = _no_bookkeeping_nor_delegation(plan)
     reader, files = build_files(agent, plan)
     rel = sorted(files)[pick % len(files)]  # the mutations land in one file at a time
     if rel.endswith(".json"):  # a document: mutated as one value

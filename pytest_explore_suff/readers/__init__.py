@@ -13,7 +13,7 @@ from typing import Any
 from ..events import Collector, ToolSpec
 from ..registry import Reader, Readers
 from ..sources import Opener, open_path
-from . import amp, cline, codex, copilot, gemini, interactive, qwen, streamjson
+from . import amp, cline, codex, continue_, copilot, gemini, interactive, qwen, streamjson
 from .base import NotATranscript, TranscriptError, Unreadable, kind_of, looks_like_event
 
 __all__ = [
@@ -32,11 +32,13 @@ READERS: dict[str, Read] = {
     "copilot": copilot.read,
     "amp": amp.read,
     "cline": cline.read,
+    "continue": continue_.read,
 }
 #: The agent that writes each kind of transcript.
 AGENTS = {
     "stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini",
     "qwen": "qwen", "copilot": "copilot", "amp": "amp", "cline": "cline",
+    "continue": "continue",
 }  # fmt: skip
 
 
@@ -72,6 +74,7 @@ def builtin_readers() -> list[Reader]:
         Reader("amp", "amp", _reading(amp.read), head=amp.looks_like_thread),
         Reader("cline", "cline", _reading(cline.read), head=cline.looks_like_task, pattern=cline.PATTERN,
                group=cline.group),
+        Reader("continue", "continue", _reading(continue_.read), head=continue_.looks_like_session),
         Reader("interactive", "claude", _reading(interactive.read), line=_session_log),
         Reader("stream-json", "claude", _reading(streamjson.read), line=_stream_json),
         Reader("codex", "codex", _reading(codex.read), line=codex.looks_like_rollout),
