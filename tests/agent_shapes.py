@@ -827,3 +827,147 @@ class ContinueSession:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.document()), encoding="utf-8")
         return path
+
+
+class OpenHandsSession:
+    """An OpenHands V0 session folder (``sessions/<id>/events/<n>.json``, one event a file,
+    and ``metadata.json``) being written: each `step` is one model response, its actions
+    (``tool_call_metadata`` naming the response and its ``usage``) and their observations
+    (``cause``: the action's id)."""
+
+    def __init__(self, session_id: str = "0h5e55") -> None:
+        self.session_id = session_id
+        self.events: list[dict[str, Any]] = []
+        self.tokens = 1000
+
+    def _event(self, **fields: Any) -> dict[str, Any]:
+        ev = {"id": len(self.events), "timestamp": _stamp(), **fields}
+        self.events.append(ev)
+        return ev
+
+    def user(self, text: str) -> None:
+        self._event(source="user", message=text, action="message", args={"content": text})
+
+    @staticmethod
+    def call(action: str, **args: Any) -> dict[str, Any]:
+        functions = {
+            "run": "execute_bash",
+            "read": "str_replace_editor",
+            "edit": "str_replace_editor",
+            "think": "think",
+            "delegate": "delegate",
+        }
+        return {
+            "action": action,
+            "args": args,
+            "function": functions.get(action, action),
+            "tool_call_id": f"toolu_{next(_ids):04d}",
+        }
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = "codegraph_explore") -> dict[str, Any]:
+        call = cls.call("call_tool_mcp", name=name, arguments={"query": query})
+        call["function"] = name
+        return call
+
+    def step(
+        self,
+        *calls: dict[str, Any],
+        results: list[Any] | None = None,
+        text: str = "",
+        prompt_tokens: int | None = None,
+    ) -> None:
+        """One model response; each result is a text, ``("error", text)`` or None (no observation)."""
+        self.tokens += 500
+        prompt = self.tokens if prompt_tokens is None else prompt_tokens
+        response = {
+            "id": f"chatcmpl-{next(_ids)}",
+            "model": "claude-sonnet-4",
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": 60,
+                "prompt_tokens_details": {"cached_tokens": prompt // 2},
+            },
+        }
+        if text and not calls:
+            meta = {
+                "function_name": "message",
+                "tool_call_id": "none",
+                "model_response": response,
+                "total_calls_in_response": 0,
+            }
+            self._event(
+                source="agent",
+                message=text,
+                action="message",
+                args={"content": text},
+                tool_call_metadata=meta,
+            )
+            return
+        actions = []
+        for call in calls:
+            meta = {
+                "function_name": call["function"],
+                "tool_call_id": call["tool_call_id"],
+                "model_response": response,
+                "total_calls_in_response": len(calls),
+            }
+            args = {**call["args"], "thought": text}
+            actions.append(
+                self._event(
+                    source="agent", message="", action=call["action"], args=args, tool_call_metadata=meta
+                )
+            )
+        for action, call, result in zip(actions, calls, results or ["ok"] * len(calls), strict=True):
+            if result is None:
+                continue
+            out, error = _result_of(result)
+            kind = {"run": "run", "read": "read", "edit": "edit", "call_tool_mcp": "mcp"}.get(
+                call["action"], "x"
+            )
+            content = out
+            if kind == "mcp" and not error:
+                content = json.dumps(
+                    {"meta": None, "content": [{"type": "text", "text": out}], "isError": False}
+                )
+            self._event(
+                source="agent",
+                message="",
+                cause=action["id"],
+                observation="error" if error else kind,
+                content=content,
+                extras={"exit_code": 0} if kind == "run" else {},
+            )
+
+    def finish(self, text: str = "Done.") -> None:
+        self.tokens += 500
+        response = {"id": f"chatcmpl-{next(_ids)}", "usage": {"prompt_tokens": self.tokens}}
+        self._event(
+            source="agent",
+            message="",
+            action="finish",
+            args={"final_thought": text, "outputs": {}},
+            tool_call_metadata={
+                "function_name": "finish",
+                "tool_call_id": f"toolu_{next(_ids):04d}",
+                "model_response": response,
+                "total_calls_in_response": 1,
+            },
+        )
+
+    def condense(self) -> None:
+        self._event(
+            source="agent",
+            message="",
+            action="condensation",
+            args={"forgotten_events_start_id": 1, "forgotten_events_end_id": len(self.events) - 1},
+        )
+
+    def write(self, folder: Path) -> Path:
+        (folder / "events").mkdir(parents=True, exist_ok=True)
+        for ev in self.events:
+            (folder / "events" / f"{ev['id']}.json").write_text(json.dumps(ev), encoding="utf-8")
+        (folder / "metadata.json").write_text(
+            json.dumps({"accumulated_cost": 0.1, "selected_repository": None}), encoding="utf-8"
+        )
+        return folder

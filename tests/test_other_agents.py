@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_shapes import AmpThread, ClineTask, ContinueSession, explore_text
+from agent_shapes import AmpThread, ClineTask, ContinueSession, OpenHandsSession, explore_text
 
 from pytest_explore_suff import judge
 from pytest_explore_suff.campaign import discover
@@ -265,3 +265,81 @@ def test_a_continue_call_answered_only_in_its_state_gets_that_output(tmp_path):
     s.step(s.call("read_file", filepath="lib/b.py"))
     verdict, _ = judge("continue", [s.write(tmp_path / "s.json")])
     assert labels(verdict) == [("read_missed", "Read b.py (named, not returned)")]
+
+
+# -- OpenHands -----------------------------------------------------------------------------------
+
+
+def openhands(s: OpenHandsSession, tmp_path: Path) -> Any:
+    folder = s.write(tmp_path / "sessions" / s.session_id)
+    return judge("openhands", sorted(str(p) for p in folder.rglob("*.json")))
+
+
+def test_an_openhands_session_folder_is_one_transcript(tmp_path):
+    s = OpenHandsSession()
+    s.user("where is f?")
+    for n in range(11):  # events/10.json sorts before events/2.json: read in number order all the same
+        s.step(s.call("think", thought=f"step {n}"))
+    s.step(s.explore(), results=[explore_text(["lib/a.py"])])
+    s.step(s.call("read", path="/work/t/lib/a.py"))
+    s.finish("in lib/a.py")
+    s.write(tmp_path / "sessions" / s.session_id)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "metadata.json").write_text('{"name": "not a session"}')
+    campaign = discover(str(tmp_path))
+    [found] = campaign.transcripts
+    assert (found.path, found.kind, found.agent, found.arm) == (
+        f"sessions/{s.session_id}",
+        "openhands",
+        "openhands",
+        "openhands",
+    )
+    assert len(found.rel_files) == len(s.events) + 1
+    assert [d["path"] for d in campaign.ignored] == ["other/metadata.json"]
+    verdict, collector = judge("openhands", found.files)
+    assert labels(verdict) == [("read_returned", "Read a.py")]
+    assert collector.answer() == "in lib/a.py"
+
+
+def test_openhands_actions_map_onto_the_contracts_notions(tmp_path):
+    s = OpenHandsSession()
+    s.user("where is f?")
+    s.step(s.explore("a"), results=[explore_text(["lib/a.py"], ["lib/b.py"])])
+    s.step(s.call("task_tracking", command="plan", task_list=[]))  # bookkeeping
+    s.step(s.call("edit", command="view", path="/work/t/lib/b.py"))  # a view is a read
+    s.step(s.explore("b"), results=[explore_text(["lib/a.py"])])
+    s.step(s.call("run", command="grep -rn 'def f' lib"))
+    s.step(s.explore("c"), results=[explore_text(["lib/a.py"])])
+    s.step(s.call("run", command="cat lib/a.py"))
+    s.step(s.explore("d"), results=[("error", "MCP error -32603: boom")])
+    s.step(s.explore("e"), results=[explore_text(["lib/a.py"])])
+    s.step(s.call("delegate", agent="BrowsingAgent", inputs={"task": "look"}))
+    s.step(s.explore("f"), s.call("read", path="lib/z.py"), results=[explore_text(["lib/a.py"]), "..."])
+    s.step(s.call("edit", command="str_replace", path="lib/a.py", old_str="a", new_str="b"))
+    s.finish("f is in `lib/a.py`")
+    verdict, collector = openhands(s, tmp_path)
+    assert labels(verdict) == [
+        ("read_missed", "Read b.py (named, not returned)"),
+        ("search", "Bash search"),
+        ("read_returned", "Bash Read a.py"),
+        ("sufficient", "delegate"),
+        ("sufficient", "edit"),
+    ]
+    assert (verdict.errored, verdict.concurrent) == (1, 1)
+    assert collector.tools == {"explore": 6, "read": 2, "search": 0, "bash": 2, "other": 3}
+    assert collector.answer() == "f is in `lib/a.py`"
+
+
+def test_openhands_occupancy_is_measured_from_each_model_responses_prompt_tokens(tmp_path):
+    s = OpenHandsSession()
+    s.user("where is f?")
+    s.step(s.explore(), results=[explore_text(["lib/a.py"]) + "x" * 3000], prompt_tokens=2000)
+    s.step(s.call("read", path="lib/a.py"), s.call("read", path="lib/b.py"), results=["y" * 1500, "z" * 500],
+           prompt_tokens=3300)  # fmt: skip
+    s.condense()
+    s.finish("in lib/a.py")
+    verdict, collector = openhands(s, tmp_path)
+    o = measure(verdict, collector)["occupancy"]
+    # two actions of one response are one request
+    assert (o["ctx_base"], o["turns"], o["ctx_final"], o["compactions"]) == (2000, 3, s.tokens, 1)
+    assert o["chars"]["read"] == 2000

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from builders import EXPLORE, Run, response
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -583,13 +584,21 @@ _OWN_TOOLS = {
 
 #: Each agent's tool that reads a file (and its path argument), and its shell (and command).
 _READ = {"qwen": ("read_file", "absolute_path"), "copilot": ("view", "path"), "amp": ("Read", "path"),
-         "cline": ("read_file", "path"), "continue": ("read_file", "filepath")}  # fmt: skip
+         "cline": ("read_file", "path"), "continue": ("read_file", "filepath"),
+         "openhands": ("read", "path")}  # fmt: skip
 _SHELL = {"qwen": ("run_shell_command", "command"), "copilot": ("bash", "command"), "amp": ("Bash", "cmd"),
           "cline": ("execute_command", "command"),
-          "continue": ("run_terminal_command", "command")}  # fmt: skip
+          "continue": ("run_terminal_command", "command"), "openhands": ("run", "command")}  # fmt: skip
 #: The delegation of an agent whose log holds no step of the subagent.
 _DELEGATE = {"amp": ("Task", {"prompt": "look into it", "description": "d"}),
-             "cline": ("new_task", {"mode": "code", "message": "look into it"})}  # fmt: skip
+             "cline": ("new_task", {"mode": "code", "message": "look into it"}),
+             "openhands": ("delegate", {"agent": "BrowsingAgent", "inputs": {"task": "look"}})}  # fmt: skip
+_OWN_TOOLS["openhands"] = {
+    "Grep": ("run", {"command": "rg -n x lib"}), "Glob": ("run", {"command": "find lib -name '*.js'"}),
+    "Edit": ("edit", {"command": "str_replace", "path": "lib/a.js"}),
+    "TodoWrite": ("think", {"thought": "x"}), "ToolSearch": ("task_tracking", {"command": "view"}),
+    "Write": ("edit", {"command": "create", "path": "n.md"}),
+}  # fmt: skip
 _OWN_TOOLS["continue"] = {
     "Grep": ("grep_search", {"query": "x"}), "Glob": ("file_glob_search", {"pattern": "x"}),
     "Edit": ("edit_existing_file", {"filepath": "lib/a.js"}),
@@ -621,7 +630,8 @@ def _shape(agent: str) -> Any:
 
     return {"qwen": agent_shapes.QwenChat, "copilot": agent_shapes.CopilotSession,
             "amp": agent_shapes.AmpThread, "cline": agent_shapes.ClineTask,
-            "continue": agent_shapes.ContinueSession}[agent]  # fmt: skip
+            "continue": agent_shapes.ContinueSession,
+            "openhands": agent_shapes.OpenHandsSession}[agent]  # fmt: skip
 
 
 def _own_call(agent: str, step: tuple[Any, ...], n: int) -> tuple[Any, Any]:
@@ -744,6 +754,7 @@ FOLDERS = {
     "cline": ("cline", ("native", ("api", "ui"))),
     "cline-xml": ("cline", ("xml", ("api", "ui"))),
     "cline-ui": ("cline", ("native", ("ui",))),
+    "openhands": ("openhands", ()),
 }
 AGENTS = sorted(LOG_NAMES)
 
@@ -752,15 +763,16 @@ def build_files(agent: str, plan: Sequence[tuple[Any, ...]]) -> tuple[str, dict[
     """(the reader, the files) of the run ``build(plan)`` writes, as ``agent`` logs it."""
     if agent in LOG_NAMES:
         return agent, {LOG_NAMES[agent]: build_as(agent, plan)}
-    reader, (form, which) = FOLDERS[agent]
-    task = _build_flat(reader, _no_subagent_steps(plan), form)
+    reader, write_args = FOLDERS[agent]
+    task = _build_flat(reader, _no_subagent_steps(plan), *write_args[:1])
     with tempfile.TemporaryDirectory() as tmp:
-        folder = task.write(Path(tmp) / "t", which)
-        return reader, {f"t/{p.name}": p.read_bytes() for p in sorted(folder.iterdir())}
+        folder = task.write(Path(tmp) / "t", *write_args[1:])
+        return reader, {p.relative_to(tmp).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*.json"))}
 
 
+@pytest.mark.parametrize("agent", AGENTS + sorted(FOLDERS))  # each agent its own examples
 @SETTINGS
-@given(plan=plans, agent=st.sampled_from(AGENTS + sorted(FOLDERS)))
+@given(plan=plans)
 def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
     if agent == "qwen":
         plan = _no_subagent_explores(plan)

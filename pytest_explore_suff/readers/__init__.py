@@ -13,7 +13,7 @@ from typing import Any
 from ..events import Collector, ToolSpec
 from ..registry import Reader, Readers
 from ..sources import Opener, open_path
-from . import amp, cline, codex, continue_, copilot, gemini, interactive, qwen, streamjson
+from . import amp, cline, codex, continue_, copilot, gemini, interactive, openhands, qwen, streamjson
 from .base import NotATranscript, TranscriptError, Unreadable, kind_of, looks_like_event
 
 __all__ = [
@@ -33,12 +33,13 @@ READERS: dict[str, Read] = {
     "amp": amp.read,
     "cline": cline.read,
     "continue": continue_.read,
+    "openhands": openhands.read,
 }
 #: The agent that writes each kind of transcript.
 AGENTS = {
     "stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini",
     "qwen": "qwen", "copilot": "copilot", "amp": "amp", "cline": "cline",
-    "continue": "continue",
+    "continue": "continue", "openhands": "openhands",
 }  # fmt: skip
 
 
@@ -75,6 +76,8 @@ def builtin_readers() -> list[Reader]:
         Reader("cline", "cline", _reading(cline.read), head=cline.looks_like_task, pattern=cline.PATTERN,
                group=cline.group),
         Reader("continue", "continue", _reading(continue_.read), head=continue_.looks_like_session),
+        Reader("openhands", "openhands", _reading(openhands.read), head=openhands.looks_like_event,
+               pattern=openhands.PATTERN, group=openhands.group),
         Reader("interactive", "claude", _reading(interactive.read), line=_session_log),
         Reader("stream-json", "claude", _reading(streamjson.read), line=_stream_json),
         Reader("codex", "codex", _reading(codex.read), line=codex.looks_like_rollout),
