@@ -971,3 +971,143 @@ class OpenHandsSession:
             json.dumps({"accumulated_cost": 0.1, "selected_repository": None}), encoding="utf-8"
         )
         return folder
+
+
+class OpenCodeSession:
+    """An OpenCode session: messages ``(info, parts)`` as its database and its export hold
+    them. Each `step` is one assistant message of one model request (``step-start``, text,
+    ``tool`` parts with their state, ``step-finish`` with the request's ``tokens``)."""
+
+    def __init__(self, session_id: str = "ses_0c1f", parent: str | None = None) -> None:
+        self.id = session_id
+        self.parent = parent
+        self.messages: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+        self.tokens = 1000
+
+    def _message(self, role: str, parts: list[dict[str, Any]], **info: Any) -> None:
+        mid = f"msg_{next(_ids):06d}"
+        for part in parts:
+            part.update({"id": f"prt_{next(_ids):06d}", "messageID": mid, "sessionID": self.id})
+        self.messages.append(
+            (
+                {
+                    "id": mid,
+                    "sessionID": self.id,
+                    "role": role,
+                    "time": {"created": 1767865803494 + len(self.messages)},
+                    **info,
+                },
+                parts,
+            )
+        )
+
+    def user(self, text: str) -> None:
+        self._message("user", [{"type": "text", "text": text}])
+
+    @staticmethod
+    def call(name: str, **input: Any) -> dict[str, Any]:
+        return {
+            "type": "tool",
+            "callID": f"call_{next(_ids):04d}",
+            "tool": name,
+            "state": {"status": "pending", "input": input},
+        }
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = "codegraph_codegraph_explore") -> dict[str, Any]:
+        return cls.call(name, query=query)
+
+    def step(
+        self,
+        *calls: dict[str, Any],
+        results: list[Any] | None = None,
+        text: str = "",
+        prompt_tokens: int | None = None,
+    ) -> None:
+        """One request; each result is a text, ``("error", text)`` or None (still running)."""
+        self.tokens += 500
+        prompt = self.tokens if prompt_tokens is None else prompt_tokens
+        parts: list[dict[str, Any]] = [{"type": "step-start"}]
+        if text:
+            parts.append({"type": "text", "text": text})
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            call = json.loads(json.dumps(call))
+            state = call["state"]
+            if result is None:
+                state["status"] = "running"
+            else:
+                out, error = _result_of(result)
+                if error:
+                    state.update(status="error", error=out)
+                else:
+                    state.update(status="completed", output=out, title="", metadata=call.pop("metadata", {}))
+            state["time"] = {"start": 1, "end": 2}
+            call.pop("metadata", None)
+            parts.append(call)
+        tokens = {"input": 10, "output": 60, "reasoning": 0, "cache": {"read": prompt - 310, "write": 300}}
+        parts.append({"type": "step-finish", "reason": "tool-calls" if calls else "stop", "tokens": tokens})
+        self._message("assistant", parts, modelID="claude-sonnet-4", providerID="anthropic", tokens=tokens)
+
+    def delegate(self, child: OpenCodeSession, *, named: bool = True) -> dict[str, Any]:
+        """A ``task`` call whose subagent is ``child`` (named in the call's metadata, or not)."""
+        call = self.call(
+            "task", description="look into it", prompt="find where f is", subagent_type="general"
+        )
+        if named:
+            call["metadata"] = {"sessionId": child.id}
+        self.step(call, results=["the subagent's answer"])
+        return call
+
+    def compact(self) -> None:
+        self._message("user", [{"type": "compaction", "auto": True}])
+
+    def finish(self, text: str = "Done.") -> None:
+        self.step(text=text)
+
+    def export(self) -> dict[str, Any]:
+        return {
+            "info": {"id": self.id, "parentID": self.parent, "title": "where is f", "version": "1.0.0"},
+            "messages": [{"info": info, "parts": parts} for info, parts in self.messages],
+        }
+
+
+def write_opencode_db(path: Path, sessions: list[OpenCodeSession]) -> Any:
+    """An ``opencode.db`` holding ``sessions`` (and an ``account`` table no reader may touch),
+    in WAL mode with every row still in the ``-wal``: the connection is returned open (closing
+    it would checkpoint the WAL into the database)."""
+    import sqlite3
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.executescript("""
+        CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, slug TEXT, directory TEXT,
+            title TEXT, version TEXT, time_created INTEGER, time_updated INTEGER);
+        CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER,
+            time_updated INTEGER, data TEXT);
+        CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, time_created INTEGER,
+            time_updated INTEGER, data TEXT);
+        CREATE TABLE account (id TEXT PRIMARY KEY, email TEXT, access_token TEXT);
+        INSERT INTO account VALUES ('acc_1', 'dev@example.com', 'SECRET-ACCESS-TOKEN');
+    """)
+    for n, s in enumerate(sessions):
+        conn.execute(
+            "INSERT INTO session VALUES (?, 'prj', ?, 'slug', '/work/t', 'where is f', '1.0.0', ?, ?)",
+            (s.id, s.parent, 1767865803494 + n, 1767865803494 + n),
+        )
+        for info, parts in s.messages:
+            data = {k: v for k, v in info.items() if k not in ("id", "sessionID")}
+            stamp = info["time"]["created"]
+            conn.execute(
+                "INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                (info["id"], s.id, stamp, stamp, json.dumps(data)),
+            )
+            for part in parts:
+                pdata = {k: v for k, v in part.items() if k not in ("id", "messageID", "sessionID")}
+                conn.execute(
+                    "INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                    (part["id"], info["id"], s.id, stamp, stamp, json.dumps(pdata)),
+                )
+    conn.commit()
+    return conn

@@ -11,9 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_shapes import AmpThread, ClineTask, ContinueSession, OpenHandsSession, explore_text
+from agent_shapes import (
+    AmpThread,
+    ClineTask,
+    ContinueSession,
+    OpenCodeSession,
+    OpenHandsSession,
+    explore_text,
+    write_opencode_db,
+)
 
-from pytest_explore_suff import judge
+from pytest_explore_suff import TranscriptError, judge
 from pytest_explore_suff.campaign import discover
 from pytest_explore_suff.metrics import measure
 
@@ -343,3 +351,98 @@ def test_openhands_occupancy_is_measured_from_each_model_responses_prompt_tokens
     # two actions of one response are one request
     assert (o["ctx_base"], o["turns"], o["ctx_final"], o["compactions"]) == (2000, 3, s.tokens, 1)
     assert o["chars"]["read"] == 2000
+
+
+# -- OpenCode ------------------------------------------------------------------------------------
+
+
+def opencode_run(session_id: str = "ses_a") -> tuple[OpenCodeSession, OpenCodeSession]:
+    s = OpenCodeSession(session_id)
+    child = OpenCodeSession(f"{session_id}_child", parent=session_id)
+    s.user("where is f?")
+    s.step(s.explore("a"), results=[explore_text(["lib/a.py"], ["lib/b.py"])])
+    s.step(s.call("todowrite", todos=[]))  # bookkeeping
+    s.step(s.call("read", filePath="/work/t/lib/b.py"))
+    s.step(s.explore("b"), results=[explore_text(["lib/a.py"])])
+    s.step(s.explore("c"), results=[explore_text(["lib/a.py"])])  # explore again
+    s.step(s.call("bash", command="cat lib/a.py"))
+    s.step(s.explore("d"), results=[("error", "MCP error -32603: boom")])
+    s.step(s.explore("e"), results=[explore_text(["lib/a.py"])])
+    s.delegate(child)
+    child.step(child.call("grep", pattern="f(", path="lib"))
+    s.compact()
+    s.finish("f is in `lib/a.py`")
+    return s, child
+
+
+OPENCODE_LABELS = [
+    ("read_missed", "Read b.py (named, not returned)"),
+    ("explore_again", "codegraph_explore"),
+    ("read_returned", "Bash Read a.py"),
+    ("search", "task → Grep"),
+]
+
+
+def test_an_opencode_database_is_a_campaign_of_its_sessions_read_in_place(tmp_path):
+    a, a_child = opencode_run("ses_a")
+    b, _ = opencode_run("ses_b")
+    db = tmp_path / "proj" / "opencode.db"
+    conn = write_opencode_db(db, [a, a_child, b])
+    try:
+        assert (tmp_path / "proj" / "opencode.db-wal").stat().st_size > 0  # the rows are in the WAL
+        # (not the -shm: SQLite's shared memory, whose read marks every reader sets)
+        before = {p.name: p.read_bytes() for p in db.parent.iterdir() if not p.name.endswith("-shm")}
+        campaign = discover(str(tmp_path))
+        found = [(t.path, t.kind, t.agent, t.arm, t.group, t.session) for t in campaign.transcripts]
+        # a subagent's session is its caller's delegation thread, not a transcript
+        assert found == [
+            ("proj/opencode.db/ses_a", "opencode", "opencode", "opencode", "proj", "ses_a"),
+            ("proj/opencode.db/ses_b", "opencode", "opencode", "opencode", "proj", "ses_b"),
+        ]
+        assert campaign.ignored == []  # nor are its -wal and -shm files anything to list
+        t = campaign.transcripts[0]
+        verdict, collector = judge(t.kind, t.files, session=t.session)
+        after = {p.name: p.read_bytes() for p in db.parent.iterdir() if not p.name.endswith("-shm")}
+        assert after == before  # never written
+    finally:
+        conn.close()
+    assert labels(verdict) == OPENCODE_LABELS
+    assert verdict.errored == 1
+    assert collector.tools == {"explore": 5, "read": 1, "search": 1, "bash": 1, "other": 2}
+    assert collector.answer() == "f is in `lib/a.py`"
+    o = measure(verdict, collector)["occupancy"]
+    # each step-finish: input + cache.read + cache.write; the compaction part is one
+    assert (o["ctx_final"], o["turns"], o["compactions"]) == (a.tokens, len(a.messages) - 2, 1)
+
+
+def test_an_opencode_task_finds_its_subagent_session_by_order_when_the_call_does_not_name_it(tmp_path):
+    s = OpenCodeSession("ses_x")
+    child = OpenCodeSession("ses_x1", parent="ses_x")
+    s.step(s.explore(), results=[explore_text(["lib/a.py"])])
+    s.delegate(child, named=False)
+    child.step(child.call("read", filePath="lib/a.py"))
+    write_opencode_db(tmp_path / "opencode.db", [s, child]).close()
+    verdict, collector = judge("opencode", [tmp_path / "opencode.db"], session="ses_x")
+    assert labels(verdict) == [("read_returned", "task → Read a.py")]
+    assert collector.warnings == []
+
+
+def test_an_opencode_export_is_read_as_the_same_session(tmp_path):
+    s, _ = opencode_run()
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps(s.export(), indent=2))
+    [t] = discover(str(tmp_path)).transcripts
+    assert (t.kind, t.agent) == ("opencode-export", "opencode")
+    verdict, collector = judge(t.kind, t.files)
+    # the export holds no subagent session: the task is a delegation with no step here
+    assert labels(verdict) == [*OPENCODE_LABELS[:3], ("sufficient", "task")]
+    assert collector.answer() == "f is in `lib/a.py`"
+
+
+def test_a_damaged_opencode_database_fails_its_own_item_with_one_line(tmp_path):
+    (tmp_path / "opencode.db").write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
+    [t] = discover(str(tmp_path)).transcripts
+    assert (t.path, t.session) == ("opencode.db", "")
+    with pytest.raises(TranscriptError) as info:
+        judge(t.kind, t.files, session=t.session)
+    assert "opencode.db" in str(info.value) and "\n" not in str(info.value)

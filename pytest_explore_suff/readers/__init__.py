@@ -13,7 +13,19 @@ from typing import Any
 from ..events import Collector, ToolSpec
 from ..registry import Reader, Readers
 from ..sources import Opener, open_path
-from . import amp, cline, codex, continue_, copilot, gemini, interactive, openhands, qwen, streamjson
+from . import (
+    amp,
+    cline,
+    codex,
+    continue_,
+    copilot,
+    gemini,
+    interactive,
+    opencode,
+    openhands,
+    qwen,
+    streamjson,
+)
 from .base import NotATranscript, TranscriptError, Unreadable, kind_of, looks_like_event
 
 __all__ = [
@@ -34,12 +46,14 @@ READERS: dict[str, Read] = {
     "cline": cline.read,
     "continue": continue_.read,
     "openhands": openhands.read,
+    "opencode": opencode.read,
+    "opencode-export": opencode.read,
 }
 #: The agent that writes each kind of transcript.
 AGENTS = {
     "stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini",
     "qwen": "qwen", "copilot": "copilot", "amp": "amp", "cline": "cline",
-    "continue": "continue", "openhands": "openhands",
+    "continue": "continue", "openhands": "openhands", "opencode": "opencode", "opencode-export": "opencode",
 }  # fmt: skip
 
 
@@ -78,6 +92,9 @@ def builtin_readers() -> list[Reader]:
         Reader("continue", "continue", _reading(continue_.read), head=continue_.looks_like_session),
         Reader("openhands", "openhands", _reading(openhands.read), head=openhands.looks_like_event,
                pattern=openhands.PATTERN, group=openhands.group),
+        Reader("opencode", "opencode", _reading(opencode.read), pattern=opencode.PATTERN,
+               sessions=opencode.sessions),
+        Reader("opencode-export", "opencode", _reading(opencode.read), head=opencode.looks_like_export),
         Reader("interactive", "claude", _reading(interactive.read), line=_session_log),
         Reader("stream-json", "claude", _reading(streamjson.read), line=_stream_json),
         Reader("codex", "codex", _reading(codex.read), line=codex.looks_like_rollout),
