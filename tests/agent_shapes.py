@@ -1111,3 +1111,94 @@ def write_opencode_db(path: Path, sessions: list[OpenCodeSession]) -> Any:
                 )
     conn.commit()
     return conn
+
+
+class CrushSession:
+    """A Crush session's message rows (``parts`` lists): each `step` is an assistant row with
+    its ``tool_call`` parts, then a ``tool`` row with their ``tool_result`` parts."""
+
+    def __init__(self, session_id: str = "crush-1", parent: str | None = None) -> None:
+        self.id = session_id
+        self.parent = parent
+        self.rows: list[tuple[str, str, list[dict[str, Any]]]] = []  # (id, role, parts)
+
+    def _row(self, role: str, parts: list[dict[str, Any]]) -> None:
+        self.rows.append((f"m-{next(_ids):06d}", role, parts))
+
+    def user(self, text: str) -> None:
+        self._row("user", [{"type": "text", "data": {"text": text}}])
+
+    @staticmethod
+    def call(name: str, **input: Any) -> dict[str, Any]:
+        return {"id": f"toolu_{next(_ids):04d}", "name": name, "input": json.dumps(input), "finished": True}
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = "mcp_codegraph_codegraph_explore") -> dict[str, Any]:
+        return cls.call(name, query=query)
+
+    def step(self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "") -> None:
+        parts: list[dict[str, Any]] = [{"type": "text", "data": {"text": text}}] if text else []
+        parts += [{"type": "tool_call", "data": c} for c in calls]
+        parts.append({"type": "finish", "data": {"reason": "tool_use" if calls else "end_turn", "time": 1}})
+        self._row("assistant", parts)
+        if not calls:
+            return
+        out_parts = []
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            if result is None:
+                continue
+            out, error = _result_of(result)
+            out_parts.append(
+                {
+                    "type": "tool_result",
+                    "data": {
+                        "tool_call_id": call["id"],
+                        "name": call["name"],
+                        "content": out,
+                        "metadata": "",
+                        "is_error": error,
+                    },
+                }
+            )
+        self._row("tool", out_parts)
+
+    def delegate(self, child: CrushSession) -> dict[str, Any]:
+        """An ``agent`` call; Crush makes its subagent's session with the call's id."""
+        call = self.call("agent", prompt="find where f is")
+        child.id = call["id"]
+        child.parent = self.id
+        self.step(call, results=["the subagent's answer"])
+        return call
+
+    def finish(self, text: str = "Done.") -> None:
+        self.step(text=text)
+
+
+def write_crush_db(path: Path, sessions: list[CrushSession]) -> None:
+    """A ``crush.db`` holding ``sessions`` (tokens per session only)."""
+    import sqlite3
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript("""
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT, message_count INTEGER,
+            prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, updated_at INTEGER,
+            created_at INTEGER, summary_message_id TEXT);
+        CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT, role TEXT, parts TEXT, model TEXT,
+            created_at INTEGER, updated_at INTEGER, finished_at INTEGER, provider TEXT);
+    """)
+    n = 0
+    for s in sessions:
+        conn.execute(
+            "INSERT INTO sessions VALUES (?, ?, 'where is f', ?, 52000, 1800, 0.12, ?, ?, NULL)",
+            (s.id, s.parent, len(s.rows), n, n),
+        )
+        for mid, role, parts in s.rows:
+            n += 1
+            conn.execute(
+                "INSERT INTO messages VALUES (?, ?, ?, ?, 'qwen3-coder', ?, ?, ?, 'local')",
+                (mid, s.id, role, json.dumps(parts), n, n, n),
+            )
+    conn.commit()
+    conn.close()

@@ -7,6 +7,7 @@ The logs are written from the formats page by ``agent_shapes.py``.
 from __future__ import annotations
 
 import json
+import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -15,11 +16,14 @@ from agent_shapes import (
     AmpThread,
     ClineTask,
     ContinueSession,
+    CrushSession,
     OpenCodeSession,
     OpenHandsSession,
     explore_text,
+    write_crush_db,
     write_opencode_db,
 )
+from helpers import report
 
 from pytest_explore_suff import TranscriptError, judge
 from pytest_explore_suff.campaign import discover
@@ -446,3 +450,140 @@ def test_a_damaged_opencode_database_fails_its_own_item_with_one_line(tmp_path):
     with pytest.raises(TranscriptError) as info:
         judge(t.kind, t.files, session=t.session)
     assert "opencode.db" in str(info.value) and "\n" not in str(info.value)
+
+
+# -- Crush ---------------------------------------------------------------------------------------
+
+
+def crush_run(session_id: str = "crush-a") -> list[CrushSession]:
+    s = CrushSession(session_id)
+    child = CrushSession()
+    s.user("where is f?")
+    s.step(s.explore("a"), results=[explore_text(["lib/a.py"], ["lib/b.py"])])
+    s.step(s.call("view", file_path="/work/t/lib/b.py"))
+    s.step(s.explore("b"), results=[explore_text(["lib/a.py"])])
+    s.step(s.call("bash", command="sed -n 1,20p lib/a.py"))
+    s.step(s.explore("c"), results=[("error", "MCP error -32603: boom")])
+    s.step(s.explore("d"), results=[explore_text(["lib/a.py"])])
+    s.step(s.call("repo_browser.read_file<|channel|>analysis", path="lib/a.py"))  # a local model's name
+    s.step(s.explore("e"), results=[explore_text(["lib/a.py"])])
+    s.delegate(child)
+    child.step(child.call("ls", path="lib"))
+    s.finish("f is in `lib/a.py`")
+    return [s, child]
+
+
+def test_a_crush_database_is_read_in_place_and_has_no_occupancy(tmp_path):
+    write_crush_db(tmp_path / "repo" / ".crush" / "crush.db", crush_run())
+    [t] = discover(str(tmp_path)).transcripts
+    assert (t.path, t.kind, t.agent, t.arm) == ("repo/.crush/crush.db/crush-a", "crush", "crush", "crush")
+    assert t.group == "repo"
+    verdict, collector = judge(t.kind, t.files, session=t.session)
+    assert labels(verdict) == [
+        ("read_missed", "Read b.py (named, not returned)"),
+        ("read_returned", "Bash Read a.py"),
+        ("sufficient", "repo_browser.read_file<|channel|>analysis"),  # an unknown tool, not an error
+        ("search", "agent → Glob"),
+    ]
+    assert verdict.errored == 1
+    assert {a.name for a in collector.threads["main"]} >= {"mcp__codegraph__codegraph_explore"}
+    assert collector.answer() == "f is in `lib/a.py`"
+    m = measure(verdict, collector)
+    # tokens per session only: no request's window
+    assert m["occupancy"] is None and "no token counts" in m["occupancy_reason"]
+    assert collector.runs[0]["tokens"] == 52000 + 1800
+
+
+# -- a campaign of them all, through pytest ------------------------------------------------------
+
+
+def new_agents_campaign(root: Path) -> Any:
+    """One session of each agent: its folder, in the layout it writes (an open connection to the
+    OpenCode database keeps its rows in the WAL: closed by the caller)."""
+    t = AmpThread()
+    t.step(t.explore("\x1b[31mred <img src=x onerror=alert(1)>"), results=[explore_text(["lib/a.py"])])
+    t.step(t.call("Read", path="lib/a.py"))
+    t.write(root / "amp" / "threads" / f"{t.id}.json")
+    c = ClineTask()
+    c.step(c.explore(), results=[explore_text(["lib/a.py"], ["lib/<b>.py"])])
+    c.step(c.call("read_file", path="lib/<b>.py"))
+    c.write(root / "cline" / "tasks" / c.task_id)
+    cont = ContinueSession()
+    cont.step(cont.explore(), results=[explore_text(["lib/a.py"])])
+    cont.finish()
+    cont.write(root / "continue" / "sessions" / f"{cont.session_id}.json")
+    oh = OpenHandsSession()
+    oh.step(oh.explore(), results=[explore_text(["lib/a.py"])])
+    oh.step(oh.call("run", command="grep -rn f lib"))
+    oh.write(root / "openhands" / "sessions" / oh.session_id)
+    write_crush_db(root / "crush" / ".crush" / "crush.db", crush_run())
+    a, a_child = opencode_run("ses_a")
+    b, _ = opencode_run("ses_b")
+    return write_opencode_db(root / "opencode" / "opencode.db", [a, a_child, b])
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["plain", "xdist"])
+def test_every_new_agent_is_a_transcript_with_its_agent_plain_and_under_xdist(pytester, dist):
+    root = pytester.path / "c"
+    conn = new_agents_campaign(root)
+    try:
+        result = pytester.runpytest(f"--explore-suff={root}", "-p", "no:cacheprovider",
+                                    "--explore-suff-html=r.html", *dist)  # fmt: skip
+    finally:
+        conn.close()
+    result.assert_outcomes(passed=7)
+    doc = report(pytester)
+    assert {(r["path"], r["agent"], r["arm"]) for r in doc["transcripts"]} == {
+        ("amp/threads/T-5e3a0d2c-7f41-4b6a-9c11-0a1b2c3d4e5f.json", "amp", "amp"),
+        ("cline/tasks/1767865803494", "cline", "cline"),
+        ("continue/sessions/c0n7-1a2b-session.json", "continue", "continue"),
+        ("openhands/sessions/0h5e55", "openhands", "openhands"),
+        ("crush/.crush/crush.db/crush-a", "crush", "crush"),
+        ("opencode/opencode.db/ses_a", "opencode", "opencode"),
+        ("opencode/opencode.db/ses_b", "opencode", "opencode"),
+    }
+    assert all(r["status"] == "classified" for r in doc["transcripts"])
+    assert doc["arms"]["opencode"]["agents"] == {"opencode": 2}
+    # whatever the tools returned is escaped where it is shown
+    out = result.stdout.str() + (pytester.path / "r.html").read_text()
+    assert "\x1b[31m" not in out and "<img src=x" not in out and "lib/<b>.py" not in out
+    # never a table the reader has no business with
+    assert "SECRET-ACCESS-TOKEN" not in out + (pytester.path / "explore-suff.json").read_text()
+
+
+def test_the_new_agents_report_is_byte_identical_plain_and_under_xdist(pytester):
+    root = pytester.path / "c"
+    conn = new_agents_campaign(root)
+    try:
+        pytester.runpytest(
+            f"--explore-suff={root}", "--explore-suff-json=plain.json", "-p", "no:cacheprovider"
+        )
+        pytester.runpytest(f"--explore-suff={root}", "-n", "2", "--explore-suff-json=dist.json", "-p",
+                           "no:cacheprovider")  # fmt: skip
+    finally:
+        conn.close()
+    assert (pytester.path / "plain.json").read_bytes() == (pytester.path / "dist.json").read_bytes()
+
+
+def test_a_database_session_is_selected_by_k_like_a_file(pytester):
+    root = pytester.path / "c"
+    new_agents_campaign(root).close()
+    result = pytester.runpytest(f"--explore-suff={root}", "-p", "no:cacheprovider", "-k", "ses_b or crush")
+    result.assert_outcomes(passed=2, deselected=5)
+    ran = {r["path"] for r in report(pytester)["transcripts"] if r["status"] == "classified"}
+    assert ran == {"opencode/opencode.db/ses_b", "crush/.crush/crush.db/crush-a"}
+
+
+def test_in_an_archive_the_folders_are_read_and_a_database_is_listed_with_the_reason(pytester, tmp_path):
+    root = tmp_path / "c"
+    new_agents_campaign(root).close()
+    archive = pytester.path / "c.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(root, arcname="c")
+    result = pytester.runpytest(f"--explore-suff={archive}", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4)
+    doc = report(pytester)
+    assert {r["agent"] for r in doc["transcripts"]} == {"amp", "cline", "continue", "openhands"}
+    reasons = {d["path"]: d["reason"] for d in doc["ignored"]}
+    assert set(reasons) >= {"opencode/opencode.db", "crush/.crush/crush.db"}
+    assert reasons["opencode/opencode.db"].startswith("a opencode database inside an archive: SQLite reads")

@@ -19,6 +19,7 @@ from . import (
     codex,
     continue_,
     copilot,
+    crush,
     gemini,
     interactive,
     opencode,
@@ -48,12 +49,14 @@ READERS: dict[str, Read] = {
     "openhands": openhands.read,
     "opencode": opencode.read,
     "opencode-export": opencode.read,
+    "crush": crush.read,
 }
 #: The agent that writes each kind of transcript.
 AGENTS = {
     "stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini",
     "qwen": "qwen", "copilot": "copilot", "amp": "amp", "cline": "cline",
     "continue": "continue", "openhands": "openhands", "opencode": "opencode", "opencode-export": "opencode",
+    "crush": "crush",
 }  # fmt: skip
 
 
@@ -95,6 +98,7 @@ def builtin_readers() -> list[Reader]:
         Reader("opencode", "opencode", _reading(opencode.read), pattern=opencode.PATTERN,
                sessions=opencode.sessions),
         Reader("opencode-export", "opencode", _reading(opencode.read), head=opencode.looks_like_export),
+        Reader("crush", "crush", _reading(crush.read), pattern=crush.PATTERN, sessions=crush.sessions),
         Reader("interactive", "claude", _reading(interactive.read), line=_session_log),
         Reader("stream-json", "claude", _reading(streamjson.read), line=_stream_json),
         Reader("codex", "codex", _reading(codex.read), line=codex.looks_like_rollout),
