@@ -102,6 +102,9 @@ class Readers(Mapping[str, Reader]):
         #: readers of transcripts that span several files, or many in one file
         self.units = tuple(r for r in self._by_name.values() if r.group is not None or r.sessions is not None)
         self.containers = tuple(r for r in self.units if r.sessions is not None)
+        # One search per file before the readers' own: discovery asks of every file of a campaign.
+        self._any_unit = _either(self.units)
+        self._any_container = _either(self.containers)
         # A unit's reader claims by its pattern alone (its head only tells a group apart).
         self.heads = tuple(r for r in whole if r.head is not None)
         self.lines = tuple(r for r in whole if r.line is not None)
@@ -128,6 +131,8 @@ class Readers(Mapping[str, Reader]):
 
     def by_unit(self, rel: str) -> Reader | None:
         """The reader whose ``group`` or ``sessions`` claims the file at ``rel``."""
+        if self._any_unit is None or not self._any_unit.search(rel):
+            return None
         for reader in self.units:
             assert reader.regex is not None
             if reader.regex.search(rel):
@@ -136,6 +141,8 @@ class Readers(Mapping[str, Reader]):
 
     def container(self, rel: str) -> Reader | None:
         """The reader that claims ``rel`` (any name) as a file of many transcripts."""
+        if self._any_container is None or not self._any_container.search(rel):
+            return None
         for reader in self.containers:
             assert reader.regex is not None
             if reader.regex.search(rel):
@@ -155,6 +162,16 @@ class Readers(Mapping[str, Reader]):
             if reader.line(obj):
                 return reader
         return None
+
+
+def _either(readers: Sequence[Reader]) -> re.Pattern[str] | None:
+    """One regular expression that matches where any of the readers' patterns does."""
+    if not readers:
+        return None
+    try:
+        return re.compile("|".join(f"(?:{r.pattern})" for r in readers))
+    except re.error:  # a pattern with inline flags cannot be joined: every file is asked of each
+        return re.compile("")
 
 
 def collect(results: Iterable[Any]) -> Readers:
