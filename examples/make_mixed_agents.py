@@ -4,10 +4,12 @@
 
 The same four questions about one repository, asked of three agents with the
 same MCP server: Claude Code (headless stream-json runs, ``run-claude-<i>.jsonl``),
-OpenAI Codex CLI (rollouts, one of them in the mid-2025 shape) and Google
+OpenAI Codex CLI (rollouts, one of them in the mid-2025 shape), Google
 Gemini CLI (session documents, one in the newer JSONL form, with the CLI's
-``logs.json`` beside them, which is not a transcript). Each agent's column of
-the summary is its own arm. The event shapes are those of tests/builders.py
+``logs.json`` beside them, which is not a transcript), Amp (threads), Cline
+(task folders, one in the older XML form) and OpenCode (a SQLite database of
+two sessions, one with a subagent). Each agent's column of the summary is its
+own arm. The event shapes are those of tests/builders.py
 and tests/agent_shapes.py.
 """
 
@@ -20,7 +22,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "tests"))
 
-from agent_shapes import GeminiSession, Rollout, explore_text  # noqa: E402
+from agent_shapes import (  # noqa: E402
+    AmpThread,
+    ClineTask,
+    GeminiSession,
+    OpenCodeSession,
+    Rollout,
+    explore_text,
+    write_opencode_db,
+)
 from builders import Run, response  # noqa: E402
 
 OUT = HERE / "mixed-agents"
@@ -85,6 +95,47 @@ def gemini(i: int, question: str, files: list[str]) -> GeminiSession:
     return g
 
 
+def amp(i: int, question: str, files: list[str]) -> AmpThread:
+    t = AmpThread(f"T-0a1b2c3d-0000-4000-8000-00000000000{i}")
+    t.user(question)
+    t.step(t.explore(question), results=[explore_text(files, [MISSED])])
+    if i == 1:
+        t.step(t.call("Read", path=f"{T}/{files[0]}"))
+    elif i == 2:
+        t.step(t.call("Grep", pattern="record_once", path="src"))
+    elif i == 3:
+        t.step(t.call("Read", path=f"{T}/{MISSED}"))
+    t.finish("Answered.")
+    return t
+
+
+def cline(i: int, question: str, files: list[str]) -> ClineTask:
+    c = ClineTask("xml" if i == 2 else "native", task_id=f"176786580349{i}")
+    c.user(question)
+    c.step(c.explore(question), results=[explore_text(files, [MISSED])])
+    if i == 1:
+        c.step(c.call("execute_command", command=f"sed -n '1,80p' {files[0]}"))
+    else:
+        c.step(c.call("list_files", path="src/flask"))
+    c.finish("Answered.")
+    return c
+
+
+def opencode(i: int, question: str, files: list[str]) -> list[OpenCodeSession]:
+    s = OpenCodeSession(f"ses_mixed{i}")
+    s.user(question)
+    s.step(s.explore(question), results=[explore_text(files, [MISSED])])
+    if i != 2:
+        s.step(s.call("read", filePath=f"{T}/{MISSED}"))
+        s.finish("Answered.")
+        return [s]
+    child = OpenCodeSession(f"ses_mixed{i}_sub", parent=s.id)
+    s.delegate(child)
+    child.step(child.call("grep", pattern="record_once", path="src"))
+    s.finish("Answered.")
+    return [s, child]
+
+
 def main() -> None:
     shutil.rmtree(OUT, ignore_errors=True)
     for i, (question, files) in enumerate(QUESTIONS, 1):
@@ -98,6 +149,14 @@ def main() -> None:
         g.write(
             OUT / "gemini" / "tmp" / "ab12" / "chats" / f"session-2026-03-01T10-0{i}-5c1d000{i}{g.suffix()}"
         )
+    # The newer agents after the first three, whose files the shared id counters keep as they were.
+    for i, (question, files) in enumerate(QUESTIONS, 1):
+        t = amp(i, question, files)
+        t.write(OUT / "amp" / "threads" / f"{t.id}.json")
+    for i, (question, files) in enumerate(QUESTIONS[:2], 1):
+        cline(i, question, files).write(OUT / "cline" / "tasks" / f"176786580349{i}")
+    sessions = [s for i, (q, files) in enumerate(QUESTIONS[:2], 1) for s in opencode(i, q, files)]
+    write_opencode_db(OUT / "opencode" / "opencode.db", sessions).close()  # closed: the WAL checkpointed
     prompts = (
         '[{"sessionId": "5c1d0001", "messageId": 0, "type": "user", "message": "how does flask route"}]\n'
     )

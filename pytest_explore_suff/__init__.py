@@ -42,6 +42,7 @@ def judge(
     readers: Readers | None = None,
     copies: Mapping[str, str] | None = None,
     digests: Digests | None = None,
+    session: str = "",
 ) -> tuple[Verdict, Collector]:
     """Read one transcript and judge its explore calls (``files`` are members of ``archive`` if given).
 
@@ -51,7 +52,7 @@ def judge(
     (the built-in ones when None). ``copies``: a session log's copied sessions and the
     transcript that judges each ("" for this one), as discovery found them
     (`Transcript.copies`). ``digests``: hash the files' bytes as they are read
-    (`sources.Digests`).
+    (`sources.Digests`). ``session``: the session of a database ``files[0]`` is.
     """
     own = ArchiveSource(archive) if archive is not None and active_sources() is None else None
     token = base.max_line.set(max_line) if max_line is not None else None
@@ -59,7 +60,9 @@ def judge(
         open_file = own.open if own is not None else opener(archive)
         if digests is not None:
             open_file = digests.opener(open_file)
-        collector = load(kind, [str(f) for f in files], spec or ToolSpec(), open_file, readers, copies)
+        collector = load(
+            kind, [str(f) for f in files], spec or ToolSpec(), open_file, readers, copies, session
+        )
     finally:
         if token is not None:
             base.max_line.reset(token)

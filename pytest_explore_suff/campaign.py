@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .jsonl import Undecodable, decode
-from .readers import BUILTIN, Readers
+from .readers import BUILTIN, Reader, Readers, TranscriptError
 from .readers.codex import session_identity
 from .readers.gemini import SKILL_EXTRACTION
 from .sources import (
@@ -54,6 +54,8 @@ _CONVERSATION_LINES = 64  # bookkeeping lines a session file can start with
 _CONVERSATION_HEAD = 4096  # Claude Code writes ``sessionId`` before the message
 #: Gemini CLI writes the user's prompts beside its sessions: not a transcript.
 PROMPT_LOG = "logs.json"
+#: Continue lists its sessions beside them: not a transcript.
+CONTINUE_INDEX = "sessions.json"
 #: Cursor's agent transcripts (``~/.cursor/projects/<p>/agent-transcripts/``) have no call
 #: ids and no results: listed, never read as transcripts with zero calls.
 CURSOR_DIR = "agent-transcripts"
@@ -82,6 +84,8 @@ class Transcript:
     #: ``--fork-session``): (copied session id, the transcript path that judges its lines,
     #: or "" when this one does: that session is not in the campaign).
     copies: tuple[tuple[str, str], ...] = ()
+    #: the session it is, in a file that holds many (a database; the path is ``<file>/<session>``)
+    session: str = ""
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -192,11 +196,11 @@ def shown(rel: str) -> str:
     return rel
 
 
-def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
-    """Every ``*.jsonl`` and ``*.json`` (not ``*.meta.json``) regular file under root,
-    relative, sorted. Symlinks are followed only while they stay inside the campaign, and only to a file not
-    collected already (no transcript counted twice); directory symlinks never
-    (no loops)."""
+def _walk(root: str, ignored: list[dict[str, str]], keep: Callable[[str], bool] | None = None) -> list[str]:
+    """Every ``*.jsonl`` and ``*.json`` (not ``*.meta.json``) regular file under root, and
+    every file ``keep`` says yes to (a reader's database), relative, sorted. Symlinks are
+    followed only while they stay inside the campaign, and only to a file not collected
+    already (no transcript counted twice); directory symlinks never (no loops)."""
     real_root = os.path.realpath(root)
     found: list[str] = []
     links: list[tuple[str, str]] = []  # (rel, resolved target) of symlinked files
@@ -221,7 +225,7 @@ def _walk(root: str, ignored: list[dict[str, str]]) -> list[str]:
                     where = "to a directory" if inside else "out of the campaign directory"
                     ignored.append({"path": shown(rel), "reason": f"symlink {where}, not followed"})
                     continue
-                if not is_transcript_name(entry.name):
+                if not is_transcript_name(entry.name) and not (keep is not None and keep(rel)):
                     if entry.name.endswith(".txt") and rel_dir.rpartition("/")[2] == CURSOR_DIR:
                         ignored.append({"path": shown(rel), "reason": CURSOR_REASON})
                     continue
@@ -304,7 +308,8 @@ def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers
         open_file: Opener = source.head
         has_sidecar: Callable[[str], bool] = source.sidecars.__contains__
     else:
-        listed = _walk(root, ignored)
+        keep = (lambda rel: known.container(rel) is not None) if known.containers else None
+        listed = _walk(root, ignored, keep)
         open_file = open_path
 
         def has_sidecar(rel: str) -> bool:
@@ -319,6 +324,13 @@ def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers
         else:
             actual[logical] = rel
     order = {logical_name(rel): i for i, rel in enumerate(listed)}
+    units: list[Transcript] = []
+    if known.units:
+        units = _units(campaign, actual, known, archive, open_file, pattern)
+    if archive is not None and known.containers:
+        for rel in source.databases:
+            if (reader := known.container(rel)) is not None:
+                ignored.append({"path": rel, "reason": ARCHIVED_DATABASE.format(agent=reader.agent)})
     sniffed: dict[str, tuple[str | None, dict[str, Any] | None]] = {}
 
     def sniff_rel(logical: str) -> tuple[str | None, dict[str, Any] | None]:
@@ -407,6 +419,8 @@ def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers
             if not RUN_NAME.match(name) and not (name.startswith("agent-") and name.endswith(".jsonl")):
                 if name == PROMPT_LOG:
                     reason = "Gemini CLI prompt log (logs.json: the user's prompts only), not a transcript"
+                elif name == CONTINUE_INDEX:
+                    reason = "Continue's session index (sessions.json: titles only), not a transcript"
                 elif CURSOR_DIR in rel.split("/")[:-1]:
                     reason = CURSOR_REASON
                 elif name.endswith(".json"):
@@ -459,8 +473,12 @@ def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers
                        tuple((sid, actual[by] if by else "") for sid, by in copies.get(rel, ()))
                        if kind == "interactive" else ())
         )  # fmt: skip
+    if units:
+        campaign.transcripts.extend(units)
+        if archive is None:  # path order, the order the files' transcripts were made in
+            campaign.transcripts.sort(key=lambda t: logical_name(t.path))
     if archive is not None:  # items in archive order: a .tar.gz is then read front to back
-        campaign.transcripts.sort(key=lambda t: order[logical_name(t.path)])
+        campaign.transcripts.sort(key=lambda t: order[logical_name(t.rel_files[0])])
     campaign.ignored.sort(key=lambda d: d["path"])
     return campaign
 
@@ -472,6 +490,84 @@ def _sidecars(subs: list[str], has_sidecar: Callable[[str], bool]) -> Iterator[s
         meta = next((m for suffix in SIDECAR_SUFFIXES if has_sidecar(m := stem + suffix)), None)
         if meta is not None:
             yield meta
+
+
+def _units(
+    campaign: Campaign, actual: dict[str, str], known: Readers, archive: str | None, open_file: Opener,
+    pattern: re.Pattern[str] | None,
+) -> list[Transcript]:  # fmt: skip
+    """The transcripts of readers that claim files by a pattern and read them as a unit:
+    a folder of files (``Reader.group``) or the sessions of a database (``Reader.sessions``).
+    Their files are taken out of ``actual`` (nothing else sniffs them)."""
+    out: list[Transcript] = []
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for rel in list(actual):
+        reader = known.by_unit(rel)
+        if reader is None:
+            continue
+        if reader.sessions is not None:
+            del actual[rel]
+            out.extend(_sessions(campaign, reader, rel, archive, pattern))
+        elif reader.group is not None and (key := reader.group(rel)) is not None:
+            groups[(reader.name, key)].append(rel)
+    for (name, key), rels in groups.items():
+        reader = known[name]
+        if reader.head is not None and not any(
+            _head_of(actual[r], reader, open_file, archive, campaign.root) for r in sorted(rels)[:8]
+        ):
+            continue  # not this agent's folder after all: its files are sniffed as any other
+        files = tuple(actual.pop(r) for r in sorted(rels))
+        arm, group, run = _layout(f"{key}/-" if key else "-")
+        out.append(_unit(campaign, reader, key or ".", files, (arm, group, run), archive, pattern))
+    return out
+
+
+def _head_of(rel: str, reader: Reader, open_file: Opener, archive: str | None, root: str) -> bool:
+    head: list[bytes] = []
+    path = rel if archive is not None else os.path.join(root, rel)
+    sniff_document(path, open_file, head, Readers([]))
+    return bool(head) and reader.head is not None and reader.head(head[0])
+
+
+def _unit(
+    campaign: Campaign, reader: Reader, path: str, files: tuple[str, ...], layout: tuple[str, str, str],
+    archive: str | None, pattern: re.Pattern[str] | None, session: str = "",
+) -> Transcript:  # fmt: skip
+    arm, group, run = layout
+    agent = reader.agent
+    arm = agent if arm == "default" else arm  # its files name no arm: the agent is one
+    if pattern is not None and (m := pattern.search(path)):  # as for a file: its path is its name
+        found = m.groupdict()
+        agent = found.get("agent") or agent
+        arm, group, run = found.get("arm") or arm, found.get("group") or group, found.get("run") or run
+    root = "" if archive is not None else campaign.root
+    return Transcript(path, reader.name, sys.intern(arm), sys.intern(group), sys.intern(run), (), files,
+                      archive, agent, root, len(files), session=session)  # fmt: skip
+
+
+#: A database SQLite opens in place only: inside an archive it is listed, not read.
+ARCHIVED_DATABASE = (
+    "a {agent} database inside an archive: SQLite reads a database only in place "
+    "(extract the archive and point --explore-suff at the folder)"
+)
+
+
+def _sessions(
+    campaign: Campaign, reader: Reader, rel: str, archive: str | None, pattern: re.Pattern[str] | None
+) -> list[Transcript]:
+    """One transcript per session of a database (none when it has none: listed as ignored)."""
+    assert reader.sessions is not None
+    layout = _layout(rel)
+    try:
+        ids = [
+            sid for sid in reader.sessions(os.path.join(campaign.root, rel)) if isinstance(sid, str) and sid
+        ]
+    except TranscriptError:
+        # Its item reads it again and fails with the reason, on its own line.
+        return [_unit(campaign, reader, rel, (rel,), layout, archive, pattern)]
+    if not ids:
+        campaign.ignored.append({"path": rel, "reason": f"a {reader.agent} database with no session in it"})
+    return [_unit(campaign, reader, f"{rel}/{sid}", (rel,), layout, archive, pattern, sid) for sid in ids]
 
 
 def _agent_children(

@@ -305,6 +305,8 @@ class Collector:
     copied: set[str] = field(default_factory=set)
     #: per copied session: the record's ``copies`` entry (lines, first and last line, calls)
     copies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: the session this transcript is, in a file that holds many (a database): `Reader.sessions`
+    session: str = ""
     _requests: set[str] = field(default_factory=set)
     _anon: int = 0
 

@@ -229,6 +229,7 @@ class TranscriptItem(pytest.Item):
                 readers=readers_of(self.config),
                 copies=dict(t.copies),
                 digests=digests,
+                session=t.session,
             )
         except TranscriptError as exc:
             self.record = record(t, status="error", reason=str(exc), digest=digests.hexdigest())

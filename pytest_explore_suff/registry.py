@@ -44,6 +44,17 @@ class Reader:
     - ``line(obj)``: each of the first 8 JSON objects of a JSONL file: True claims it.
 
     Readers are tried in registration order (a plug-in's before the built-in ones).
+
+    Transcripts that are not one file (each claimed by ``pattern``, never sniffed):
+
+    - ``group(rel)``: the path of the transcript a claimed file belongs to (its folder:
+      a Cline task, an OpenHands session), or None to claim it alone. The files of one
+      group are read as one transcript, in path order; when the reader has a ``head``,
+      a group is its transcript only if one of its first files passes it.
+    - ``sessions(path)``: a file that holds many transcripts (a SQLite database),
+      claimed by ``pattern`` whatever its name: the ids of its sessions, each a
+      transcript named ``<file>/<id>`` and read with ``collector.session`` set to the
+      id. Raise ``TranscriptError`` for a file it cannot open (its item says why).
     """
 
     name: str
@@ -52,6 +63,8 @@ class Reader:
     line: Callable[[dict[str, Any]], bool] | None = None
     head: Callable[[bytes], bool] | None = None
     pattern: str | None = None
+    group: Callable[[str], str | None] | None = None
+    sessions: Callable[[str], Sequence[str]] | None = None
     #: the compiled ``pattern``
     regex: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -66,6 +79,10 @@ class Reader:
             raise ValueError(f"reader {self.name}: read must be callable")
         if self.line is None and self.head is None and self.pattern is None:
             raise ValueError(f"reader {self.name}: it claims no file (give line, head or pattern)")
+        if (self.group is not None or self.sessions is not None) and self.pattern is None:
+            raise ValueError(f"reader {self.name}: group and sessions claim files by a pattern (give one)")
+        if self.group is not None and self.sessions is not None:
+            raise ValueError(f"reader {self.name}: give group or sessions, not both")
         if self.pattern is not None:
             try:
                 object.__setattr__(self, "regex", re.compile(self.pattern))
@@ -80,9 +97,17 @@ class Readers(Mapping[str, Reader]):
         self._by_name: dict[str, Reader] = {}
         for reader in readers:
             self._by_name.setdefault(reader.name, reader)  # the first registered wins
-        self.patterned = tuple(r for r in self._by_name.values() if r.regex is not None)
-        self.heads = tuple(r for r in self._by_name.values() if r.head is not None)
-        self.lines = tuple(r for r in self._by_name.values() if r.line is not None)
+        whole = [r for r in self._by_name.values() if r.group is None and r.sessions is None]
+        self.patterned = tuple(r for r in whole if r.regex is not None)
+        #: readers of transcripts that span several files, or many in one file
+        self.units = tuple(r for r in self._by_name.values() if r.group is not None or r.sessions is not None)
+        self.containers = tuple(r for r in self.units if r.sessions is not None)
+        # One search per file before the readers' own: discovery asks of every file of a campaign.
+        self._any_unit = _either(self.units)
+        self._any_container = _either(self.containers)
+        # A unit's reader claims by its pattern alone (its head only tells a group apart).
+        self.heads = tuple(r for r in whole if r.head is not None)
+        self.lines = tuple(r for r in whole if r.line is not None)
 
     def __getitem__(self, name: str) -> Reader:
         return self._by_name[name]
@@ -104,6 +129,26 @@ class Readers(Mapping[str, Reader]):
                 return reader
         return None
 
+    def by_unit(self, rel: str) -> Reader | None:
+        """The reader whose ``group`` or ``sessions`` claims the file at ``rel``."""
+        if self._any_unit is None or not self._any_unit.search(rel):
+            return None
+        for reader in self.units:
+            assert reader.regex is not None
+            if reader.regex.search(rel):
+                return reader
+        return None
+
+    def container(self, rel: str) -> Reader | None:
+        """The reader that claims ``rel`` (any name) as a file of many transcripts."""
+        if self._any_container is None or not self._any_container.search(rel):
+            return None
+        for reader in self.containers:
+            assert reader.regex is not None
+            if reader.regex.search(rel):
+                return reader
+        return None
+
     def by_head(self, head: bytes) -> Reader | None:
         for reader in self.heads:
             assert reader.head is not None
@@ -117,6 +162,16 @@ class Readers(Mapping[str, Reader]):
             if reader.line(obj):
                 return reader
         return None
+
+
+def _either(readers: Sequence[Reader]) -> re.Pattern[str] | None:
+    """One regular expression that matches where any of the readers' patterns does."""
+    if not readers:
+        return None
+    try:
+        return re.compile("|".join(f"(?:{r.pattern})" for r in readers))
+    except re.error:  # a pattern with inline flags cannot be joined: every file is asked of each
+        return re.compile("")
 
 
 def collect(results: Iterable[Any]) -> Readers:

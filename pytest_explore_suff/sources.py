@@ -33,6 +33,10 @@ ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip")
 Opener = Callable[[str], BinaryIO]
 
 
+#: SQLite databases (OpenCode's, Crush's): an archive lists them, to say they are not read.
+DATABASE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+
+
 class ArchiveError(Exception):
     """An archive that cannot be read; ``str()`` says why in one line."""
 
@@ -270,6 +274,8 @@ class ArchiveSource:
         self.ignored: list[dict[str, str]] = []
         self.files: list[str] = []  # relative names, in archive order
         self.sidecars: set[str] = set()  # relative names of the subagents' .meta.json(.gz) files
+        #: relative names of the SQLite databases in it (an agent's: listed, never read in place)
+        self.databases: list[str] = []
         self._extract: Callable[[str], BinaryIO]  # a member's stored bytes; FileNotFoundError if none
         self._closers: list[Callable[[], None]] = []
         # Closed by close(), or when garbage collected (a library caller that forgot).
@@ -350,12 +356,16 @@ class ArchiveSource:
         folder (``tar czf c.tar.gz ab-readme``) is the campaign root.
         """
         safe: list[tuple[str, str]] = []  # (clean name, member name)
+        databases: list[str] = []
         for name, regular in entries:
             clean = posixpath.normpath(name.replace("\\", "/"))
             if name.startswith(("/", "\\")) or clean == ".." or clean.startswith("../") or ":" in name[:3]:
                 self.ignored.append({"path": name, "reason": "escapes the archive root, not read"})
                 continue
             if not (is_transcript_name(clean) or is_sidecar_name(clean)):
+                database = clean.lower().endswith(DATABASE_SUFFIXES)
+                if database and regular and SKIP_DIRS.isdisjoint(clean.split("/")):
+                    databases.append(clean)
                 continue
             if not SKIP_DIRS.isdisjoint(clean.split("/")[:-1]):
                 continue  # as a folder's walk never enters them
@@ -370,6 +380,8 @@ class ArchiveSource:
             for entry in self.ignored:
                 if entry["path"].startswith(prefix):
                     entry["path"] = entry["path"][len(prefix) :]
+        top = f"{next(iter(tops))}/" if strip else None
+        self.databases = [d[len(top) :] if top and d.startswith(top) else d for d in databases]
         out: dict[str, str] = {}
         for clean, name in safe:
             rel = clean.split("/", 1)[1] if strip else clean

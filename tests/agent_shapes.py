@@ -574,3 +574,631 @@ class CopilotSession:
                "timeline": []}  # fmt: skip
         path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
         return path
+
+
+# -- Amp, Cline and Roo Code, Continue, OpenHands, OpenCode, Crush (section 5) --------------
+
+
+def _result_of(result: Any) -> tuple[Any, bool]:
+    """(text, is_error) of a builder's result: a text, or ``("error", text)``."""
+    if isinstance(result, tuple):
+        return result[1], True
+    return result, False
+
+
+class AmpThread:
+    """An Amp thread (``threads/T-<id>.json``) being written message by message: each
+    `step` is one assistant message (its usage is that request) and a user message with
+    each call's ``tool_result`` (``toolUseID``, ``run: {status, result}``)."""
+
+    def __init__(self, thread_id: str = "T-5e3a0d2c-7f41-4b6a-9c11-0a1b2c3d4e5f") -> None:
+        self.id = thread_id
+        self.messages: list[dict[str, Any]] = []
+        self.tokens = 1000
+
+    def _message(self, role: str, content: list[Any], **extra: Any) -> None:
+        self.messages.append({"role": role, "messageId": len(self.messages), "content": content, **extra})
+
+    def user(self, text: str) -> None:
+        self._message("user", [{"type": "text", "text": text}])
+
+    @staticmethod
+    def call(name: str, **input: Any) -> dict[str, Any]:
+        return {"type": "tool_use", "id": f"toolu_{next(_ids):04d}", "name": name, "input": input}
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = "mcp__codegraph__codegraph_explore") -> dict[str, Any]:
+        return cls.call(name, query=query)
+
+    def step(
+        self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "",
+        prompt_tokens: int | None = None, thinking: str = "",
+    ) -> None:  # fmt: skip
+        """One model response; each result is a text, ``("error", text)``, a dict (the run's
+        ``result`` as it is), or None (cancelled)."""
+        self.tokens += 500
+        prompt = self.tokens if prompt_tokens is None else prompt_tokens
+        content: list[dict[str, Any]] = []
+        if thinking:
+            content.append({"type": "thinking", "thinking": thinking})
+        if text:
+            content.append({"type": "text", "text": text})
+        content += calls
+        usage = {"model": "claude-sonnet-4", "inputTokens": 10, "outputTokens": 60,
+                 "cacheCreationInputTokens": 200, "cacheReadInputTokens": prompt - 210}  # fmt: skip
+        self._message("assistant", content, state={"type": "complete",
+                      "stopReason": "tool_use" if calls else "end_turn"}, usage=usage)  # fmt: skip
+        if not calls:
+            return
+        blocks = []
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            if result is None:
+                run: dict[str, Any] = {"status": "cancelled"}
+            elif isinstance(result, tuple):
+                run = {"status": "error", "error": {"message": result[1]}}
+            elif isinstance(result, str) and "codegraph" in call["name"]:
+                run = {"status": "done", "result": [{"type": "text", "text": result}]}  # an MCP result
+            elif isinstance(result, str) and call["name"] == "Bash":
+                run = {"status": "done", "result": {"output": result, "exitCode": 0}}
+            else:
+                run = {"status": "done", "result": result}
+            blocks.append({"type": "tool_result", "toolUseID": call["id"], "run": run})
+        self._message("user", blocks)
+
+    def finish(self, text: str = "Done.") -> None:
+        self.step(text=text)
+
+    def document(self) -> dict[str, Any]:
+        return {"v": len(self.messages), "id": self.id, "created": 1767865803494,
+                "env": {"initial": {"trees": [{"displayName": "t", "uri": "file:///work/t"}]}},
+                "messages": self.messages, "usageLedger": {"events": []}}  # fmt: skip
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.document(), indent=2), encoding="utf-8")
+        return path
+
+
+class ClineTask:
+    """A Cline (or Roo Code) task folder being written: ``api_conversation_history.json``
+    (native ``tool_use``/``tool_result`` blocks, or the older ``form="xml"``: calls as XML in
+    the assistant's text, results as ``[tool for 'x'] Result:`` user text) and
+    ``ui_messages.json`` (an ``api_req_started`` per request with its token figures, and
+    what the user saw of each call)."""
+
+    def __init__(self, form: str = "native", task_id: str = "1767865803494") -> None:
+        assert form in ("native", "xml")
+        self.form = form
+        self.task_id = task_id
+        self.api: list[dict[str, Any]] = []
+        self.ui: list[dict[str, Any]] = []
+        self.ts = 1767865803494
+        self.tokens = 1000
+
+    def _ui(self, kind: str, what: str, text: str, **extra: Any) -> None:
+        self.ts += 1000
+        self.ui.append({"ts": self.ts, "type": kind, kind: what, "text": text, **extra})
+
+    def user(self, text: str) -> None:
+        self._ui("say", "task", text)
+        self.api.append({"role": "user", "content": [{"type": "text", "text": f"<task>\n{text}\n</task>"}]})
+
+    @staticmethod
+    def call(name: str, **input: Any) -> dict[str, Any]:
+        return {"type": "tool_use", "id": f"toolu_{next(_ids):04d}", "name": name, "input": input}
+
+    @classmethod
+    def explore(
+        cls, query: str = "q", server: str = "codegraph", tool: str = "codegraph_explore"
+    ) -> dict[str, Any]:
+        return cls.call(
+            "use_mcp_tool", server_name=server, tool_name=tool, arguments=json.dumps({"query": query})
+        )
+
+    @staticmethod
+    def _xml(call: dict[str, Any]) -> str:
+        params = "".join(f"<{k}>\n{v}\n</{k}>\n" for k, v in call["input"].items())
+        return f"<{call['name']}>\n{params}</{call['name']}>"
+
+    def _ui_call(self, call: dict[str, Any], text: str, error: bool) -> None:
+        name, args = call["name"], call["input"]
+        if name == "use_mcp_tool":
+            request = {"type": "use_mcp_tool", "serverName": args["server_name"],
+                       "toolName": args["tool_name"], "arguments": args["arguments"]}  # fmt: skip
+            self._ui("ask", "use_mcp_server", json.dumps(request))
+            self._ui("say", "error" if error else "mcp_server_response", text)
+        elif name == "execute_command":
+            self._ui("ask", "command", args["command"])
+            self._ui("say", "command_output", text)
+        elif name == "new_task":
+            self._ui("ask", "new_task", args.get("message", ""))
+        else:
+            tool = {"read_file": "readFile", "search_files": "searchFiles", "list_files": "listFilesTopLevel",
+                    "update_todo_list": "updateTodoList", "write_to_file": "newFileCreated",
+                    "replace_in_file": "editedExistingFile"}  # fmt: skip
+            self._ui("say", "tool", json.dumps({"tool": tool.get(name, name), **args, "content": text}))
+
+    def step(
+        self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "",
+        prompt_tokens: int | None = None,
+    ) -> None:  # fmt: skip
+        """One request: its ``api_req_started``, the assistant message, then each call's
+        result (a text or ``("error", text)``)."""
+        self.tokens += 500
+        prompt = self.tokens if prompt_tokens is None else prompt_tokens
+        self._ui("say", "api_req_started", json.dumps({"request": "...", "tokensIn": 12, "tokensOut": 80,
+                 "cacheWrites": 300, "cacheReads": prompt - 312, "cost": 0.01}))  # fmt: skip
+        if text:
+            self._ui("say", "text", text)
+        if self.form == "native":
+            content: list[dict[str, Any]] = ([{"type": "text", "text": text}] if text else []) + list(calls)
+        else:
+            body = "\n\n".join([text, *map(self._xml, calls)]) if calls else text
+            content = [{"type": "text", "text": body}]
+        self.api.append({"role": "assistant", "content": content})
+        if not calls:
+            return
+        blocks: list[dict[str, Any]] = []
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            out, error = _result_of(result)
+            if error:
+                out = f"The tool execution failed with the following error:\n<error>\n{out}\n</error>"
+            self._ui_call(call, out, error)
+            if self.form == "native":
+                blocks.append(
+                    {"type": "tool_result", "tool_use_id": call["id"], "content": out, "is_error": error}
+                )
+            else:
+                what = call["input"].get("path") or call["input"].get("server_name") or ""
+                blocks += [{"type": "text", "text": f"[{call['name']} for '{what}'] Result:"},
+                           {"type": "text", "text": out}]  # fmt: skip
+        self.api.append({"role": "user", "content": blocks})
+
+    def finish(self, text: str = "Done.") -> None:
+        """``attempt_completion``: its result is the answer."""
+        call = self.call("attempt_completion", result=text)
+        self.step(call)
+        del self.api[-1]  # the completion is the task's last act: nothing answers it
+        del self.ui[-1]
+        self._ui("say", "completion_result", text)
+
+    def write(self, folder: Path, files: tuple[str, ...] = ("api", "ui")) -> Path:
+        folder.mkdir(parents=True, exist_ok=True)
+        if "api" in files:
+            (folder / "api_conversation_history.json").write_text(json.dumps(self.api), encoding="utf-8")
+        if "ui" in files:
+            (folder / "ui_messages.json").write_text(json.dumps(self.ui), encoding="utf-8")
+        (folder / "task_metadata.json").write_text('{"files_in_context": []}', encoding="utf-8")
+        return folder
+
+
+class ContinueSession:
+    """A Continue session (``sessions/<sessionId>.json``) being written: each `step` is an
+    assistant message with its ``toolCalls`` and ``toolCallStates``, then a ``role: "tool"``
+    message per call."""
+
+    def __init__(self, session_id: str = "c0n7-1a2b-session") -> None:
+        self.session_id = session_id
+        self.history: list[dict[str, Any]] = []
+
+    def user(self, text: str) -> None:
+        self.history.append({"message": {"role": "user", "content": text}, "contextItems": []})
+
+    @staticmethod
+    def call(name: str, **args: Any) -> dict[str, Any]:
+        return {"id": f"call_{next(_ids):04d}", "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)}}  # fmt: skip
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = "codegraph_explore") -> dict[str, Any]:
+        return cls.call(name, query=query)
+
+    def step(self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "") -> None:
+        """One assistant message; each result is a text, ``("error", text)`` or None (never
+        answered: no tool message, and the state has no output)."""
+        states = []
+        messages = []
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            state = {"toolCallId": call["id"], "toolCall": call, "parsedArgs": json.loads(call["function"]
+                     ["arguments"]), "status": "done"}  # fmt: skip
+            if result is None:
+                state["status"] = "canceled"
+            else:
+                out, error = _result_of(result)
+                state["status"] = "errored" if error else "done"
+                state["output"] = [{"name": "Tool output", "description": "", "content": out}]
+                messages.append({"message": {"role": "tool", "content": out, "toolCallId": call["id"]},
+                                 "contextItems": []})  # fmt: skip
+            states.append(state)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if calls:
+            message["toolCalls"] = list(calls)
+        self.history.append({"message": message, "contextItems": [], "toolCallStates": states})
+        self.history += messages
+
+    def finish(self, text: str = "Done.") -> None:
+        self.step(text=text)
+
+    def document(self) -> dict[str, Any]:
+        return {"sessionId": self.session_id, "title": "where is f", "workspaceDirectory": "file:///work/t",
+                "history": self.history}  # fmt: skip
+
+    def write(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.document()), encoding="utf-8")
+        return path
+
+
+class OpenHandsSession:
+    """An OpenHands V0 session folder (``sessions/<id>/events/<n>.json``, one event a file,
+    and ``metadata.json``) being written: each `step` is one model response, its actions
+    (``tool_call_metadata`` naming the response and its ``usage``) and their observations
+    (``cause``: the action's id)."""
+
+    def __init__(self, session_id: str = "0h5e55") -> None:
+        self.session_id = session_id
+        self.events: list[dict[str, Any]] = []
+        self.tokens = 1000
+
+    def _event(self, **fields: Any) -> dict[str, Any]:
+        ev = {"id": len(self.events), "timestamp": _stamp(), **fields}
+        self.events.append(ev)
+        return ev
+
+    def user(self, text: str) -> None:
+        self._event(source="user", message=text, action="message", args={"content": text})
+
+    @staticmethod
+    def call(action: str, **args: Any) -> dict[str, Any]:
+        functions = {
+            "run": "execute_bash",
+            "read": "str_replace_editor",
+            "edit": "str_replace_editor",
+            "think": "think",
+            "delegate": "delegate",
+        }
+        return {
+            "action": action,
+            "args": args,
+            "function": functions.get(action, action),
+            "tool_call_id": f"toolu_{next(_ids):04d}",
+        }
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = "codegraph_explore") -> dict[str, Any]:
+        call = cls.call("call_tool_mcp", name=name, arguments={"query": query})
+        call["function"] = name
+        return call
+
+    def step(
+        self,
+        *calls: dict[str, Any],
+        results: list[Any] | None = None,
+        text: str = "",
+        prompt_tokens: int | None = None,
+    ) -> None:
+        """One model response; each result is a text, ``("error", text)`` or None (no observation)."""
+        self.tokens += 500
+        prompt = self.tokens if prompt_tokens is None else prompt_tokens
+        response = {
+            "id": f"chatcmpl-{next(_ids)}",
+            "model": "claude-sonnet-4",
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": 60,
+                "prompt_tokens_details": {"cached_tokens": prompt // 2},
+            },
+        }
+        if text and not calls:
+            meta = {
+                "function_name": "message",
+                "tool_call_id": "none",
+                "model_response": response,
+                "total_calls_in_response": 0,
+            }
+            self._event(
+                source="agent",
+                message=text,
+                action="message",
+                args={"content": text},
+                tool_call_metadata=meta,
+            )
+            return
+        actions = []
+        for call in calls:
+            meta = {
+                "function_name": call["function"],
+                "tool_call_id": call["tool_call_id"],
+                "model_response": response,
+                "total_calls_in_response": len(calls),
+            }
+            args = {**call["args"], "thought": text}
+            actions.append(
+                self._event(
+                    source="agent", message="", action=call["action"], args=args, tool_call_metadata=meta
+                )
+            )
+        for action, call, result in zip(actions, calls, results or ["ok"] * len(calls), strict=True):
+            if result is None:
+                continue
+            out, error = _result_of(result)
+            kind = {"run": "run", "read": "read", "edit": "edit", "call_tool_mcp": "mcp"}.get(
+                call["action"], "x"
+            )
+            content = out
+            if kind == "mcp" and not error:
+                content = json.dumps(
+                    {"meta": None, "content": [{"type": "text", "text": out}], "isError": False}
+                )
+            self._event(
+                source="agent",
+                message="",
+                cause=action["id"],
+                observation="error" if error else kind,
+                content=content,
+                extras={"exit_code": 0} if kind == "run" else {},
+            )
+
+    def finish(self, text: str = "Done.") -> None:
+        self.tokens += 500
+        response = {"id": f"chatcmpl-{next(_ids)}", "usage": {"prompt_tokens": self.tokens}}
+        self._event(
+            source="agent",
+            message="",
+            action="finish",
+            args={"final_thought": text, "outputs": {}},
+            tool_call_metadata={
+                "function_name": "finish",
+                "tool_call_id": f"toolu_{next(_ids):04d}",
+                "model_response": response,
+                "total_calls_in_response": 1,
+            },
+        )
+
+    def condense(self) -> None:
+        self._event(
+            source="agent",
+            message="",
+            action="condensation",
+            args={"forgotten_events_start_id": 1, "forgotten_events_end_id": len(self.events) - 1},
+        )
+
+    def write(self, folder: Path) -> Path:
+        (folder / "events").mkdir(parents=True, exist_ok=True)
+        for ev in self.events:
+            (folder / "events" / f"{ev['id']}.json").write_text(json.dumps(ev), encoding="utf-8")
+        (folder / "metadata.json").write_text(
+            json.dumps({"accumulated_cost": 0.1, "selected_repository": None}), encoding="utf-8"
+        )
+        return folder
+
+
+class OpenCodeSession:
+    """An OpenCode session: messages ``(info, parts)`` as its database and its export hold
+    them. Each `step` is one assistant message of one model request (``step-start``, text,
+    ``tool`` parts with their state, ``step-finish`` with the request's ``tokens``)."""
+
+    def __init__(self, session_id: str = "ses_0c1f", parent: str | None = None) -> None:
+        self.id = session_id
+        self.parent = parent
+        self.messages: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+        self.tokens = 1000
+
+    def _message(self, role: str, parts: list[dict[str, Any]], **info: Any) -> None:
+        mid = f"msg_{next(_ids):06d}"
+        for part in parts:
+            part.update({"id": f"prt_{next(_ids):06d}", "messageID": mid, "sessionID": self.id})
+        self.messages.append(
+            (
+                {
+                    "id": mid,
+                    "sessionID": self.id,
+                    "role": role,
+                    "time": {"created": 1767865803494 + len(self.messages)},
+                    **info,
+                },
+                parts,
+            )
+        )
+
+    def user(self, text: str) -> None:
+        self._message("user", [{"type": "text", "text": text}])
+
+    @staticmethod
+    def call(name: str, **input: Any) -> dict[str, Any]:
+        return {
+            "type": "tool",
+            "callID": f"call_{next(_ids):04d}",
+            "tool": name,
+            "state": {"status": "pending", "input": input},
+        }
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = "codegraph_codegraph_explore") -> dict[str, Any]:
+        return cls.call(name, query=query)
+
+    def step(
+        self,
+        *calls: dict[str, Any],
+        results: list[Any] | None = None,
+        text: str = "",
+        prompt_tokens: int | None = None,
+    ) -> None:
+        """One request; each result is a text, ``("error", text)`` or None (still running)."""
+        self.tokens += 500
+        prompt = self.tokens if prompt_tokens is None else prompt_tokens
+        parts: list[dict[str, Any]] = [{"type": "step-start"}]
+        if text:
+            parts.append({"type": "text", "text": text})
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            call = json.loads(json.dumps(call))
+            state = call["state"]
+            if result is None:
+                state["status"] = "running"
+            else:
+                out, error = _result_of(result)
+                if error:
+                    state.update(status="error", error=out)
+                else:
+                    state.update(status="completed", output=out, title="", metadata=call.pop("metadata", {}))
+            state["time"] = {"start": 1, "end": 2}
+            call.pop("metadata", None)
+            parts.append(call)
+        tokens = {"input": 10, "output": 60, "reasoning": 0, "cache": {"read": prompt - 310, "write": 300}}
+        parts.append({"type": "step-finish", "reason": "tool-calls" if calls else "stop", "tokens": tokens})
+        self._message("assistant", parts, modelID="claude-sonnet-4", providerID="anthropic", tokens=tokens)
+
+    def delegate(self, child: OpenCodeSession, *, named: bool = True) -> dict[str, Any]:
+        """A ``task`` call whose subagent is ``child`` (named in the call's metadata, or not)."""
+        call = self.call(
+            "task", description="look into it", prompt="find where f is", subagent_type="general"
+        )
+        if named:
+            call["metadata"] = {"sessionId": child.id}
+        self.step(call, results=["the subagent's answer"])
+        return call
+
+    def compact(self) -> None:
+        self._message("user", [{"type": "compaction", "auto": True}])
+
+    def finish(self, text: str = "Done.") -> None:
+        self.step(text=text)
+
+    def export(self) -> dict[str, Any]:
+        return {
+            "info": {"id": self.id, "parentID": self.parent, "title": "where is f", "version": "1.0.0"},
+            "messages": [{"info": info, "parts": parts} for info, parts in self.messages],
+        }
+
+
+def write_opencode_db(path: Path, sessions: list[OpenCodeSession]) -> Any:
+    """An ``opencode.db`` holding ``sessions`` (and an ``account`` table no reader may touch),
+    in WAL mode with every row still in the ``-wal``: the connection is returned open (closing
+    it would checkpoint the WAL into the database)."""
+    import sqlite3
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA wal_autocheckpoint=0")
+    conn.executescript("""
+        CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, slug TEXT, directory TEXT,
+            title TEXT, version TEXT, time_created INTEGER, time_updated INTEGER);
+        CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER,
+            time_updated INTEGER, data TEXT);
+        CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, time_created INTEGER,
+            time_updated INTEGER, data TEXT);
+        CREATE TABLE account (id TEXT PRIMARY KEY, email TEXT, access_token TEXT);
+        INSERT INTO account VALUES ('acc_1', 'dev@example.com', 'SECRET-ACCESS-TOKEN');
+    """)
+    for n, s in enumerate(sessions):
+        conn.execute(
+            "INSERT INTO session VALUES (?, 'prj', ?, 'slug', '/work/t', 'where is f', '1.0.0', ?, ?)",
+            (s.id, s.parent, 1767865803494 + n, 1767865803494 + n),
+        )
+        for info, parts in s.messages:
+            data = {k: v for k, v in info.items() if k not in ("id", "sessionID")}
+            stamp = info["time"]["created"]
+            conn.execute(
+                "INSERT INTO message VALUES (?, ?, ?, ?, ?)",
+                (info["id"], s.id, stamp, stamp, json.dumps(data)),
+            )
+            for part in parts:
+                pdata = {k: v for k, v in part.items() if k not in ("id", "messageID", "sessionID")}
+                conn.execute(
+                    "INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
+                    (part["id"], info["id"], s.id, stamp, stamp, json.dumps(pdata)),
+                )
+    conn.commit()
+    return conn
+
+
+class CrushSession:
+    """A Crush session's message rows (``parts`` lists): each `step` is an assistant row with
+    its ``tool_call`` parts, then a ``tool`` row with their ``tool_result`` parts."""
+
+    def __init__(self, session_id: str = "crush-1", parent: str | None = None) -> None:
+        self.id = session_id
+        self.parent = parent
+        self.rows: list[tuple[str, str, list[dict[str, Any]]]] = []  # (id, role, parts)
+
+    def _row(self, role: str, parts: list[dict[str, Any]]) -> None:
+        self.rows.append((f"m-{next(_ids):06d}", role, parts))
+
+    def user(self, text: str) -> None:
+        self._row("user", [{"type": "text", "data": {"text": text}}])
+
+    @staticmethod
+    def call(name: str, **input: Any) -> dict[str, Any]:
+        return {"id": f"toolu_{next(_ids):04d}", "name": name, "input": json.dumps(input), "finished": True}
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = "mcp_codegraph_codegraph_explore") -> dict[str, Any]:
+        return cls.call(name, query=query)
+
+    def step(self, *calls: dict[str, Any], results: list[Any] | None = None, text: str = "") -> None:
+        parts: list[dict[str, Any]] = [{"type": "text", "data": {"text": text}}] if text else []
+        parts += [{"type": "tool_call", "data": c} for c in calls]
+        parts.append({"type": "finish", "data": {"reason": "tool_use" if calls else "end_turn", "time": 1}})
+        self._row("assistant", parts)
+        if not calls:
+            return
+        out_parts = []
+        for call, result in zip(calls, results or ["ok"] * len(calls), strict=True):
+            if result is None:
+                continue
+            out, error = _result_of(result)
+            out_parts.append(
+                {
+                    "type": "tool_result",
+                    "data": {
+                        "tool_call_id": call["id"],
+                        "name": call["name"],
+                        "content": out,
+                        "metadata": "",
+                        "is_error": error,
+                    },
+                }
+            )
+        self._row("tool", out_parts)
+
+    def delegate(self, child: CrushSession) -> dict[str, Any]:
+        """An ``agent`` call; Crush makes its subagent's session with the call's id."""
+        call = self.call("agent", prompt="find where f is")
+        child.id = call["id"]
+        child.parent = self.id
+        self.step(call, results=["the subagent's answer"])
+        return call
+
+    def finish(self, text: str = "Done.") -> None:
+        self.step(text=text)
+
+
+def write_crush_db(path: Path, sessions: list[CrushSession]) -> None:
+    """A ``crush.db`` holding ``sessions`` (tokens per session only)."""
+    import sqlite3
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript("""
+        CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT, message_count INTEGER,
+            prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, updated_at INTEGER,
+            created_at INTEGER, summary_message_id TEXT);
+        CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT, role TEXT, parts TEXT, model TEXT,
+            created_at INTEGER, updated_at INTEGER, finished_at INTEGER, provider TEXT);
+    """)
+    n = 0
+    for s in sessions:
+        conn.execute(
+            "INSERT INTO sessions VALUES (?, ?, 'where is f', ?, 52000, 1800, 0.12, ?, ?, NULL)",
+            (s.id, s.parent, len(s.rows), n, n),
+        )
+        for mid, role, parts in s.rows:
+            n += 1
+            conn.execute(
+                "INSERT INTO messages VALUES (?, ?, ?, ?, 'qwen3-coder', ?, ?, ?, 'local')",
+                (mid, s.id, role, json.dumps(parts), n, n, n),
+            )
+    conn.commit()
+    conn.close()

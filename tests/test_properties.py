@@ -19,8 +19,10 @@ import json
 import os
 import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+import pytest
 from builders import EXPLORE, Run, response
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -580,30 +582,106 @@ _OWN_TOOLS = {
 }  # fmt: skip
 
 
+#: Each agent's tool that reads a file (and its path argument), and its shell (and command).
+_READ = {"qwen": ("read_file", "absolute_path"), "copilot": ("view", "path"), "amp": ("Read", "path"),
+         "cline": ("read_file", "path"), "continue": ("read_file", "filepath"),
+         "openhands": ("read", "path")}  # fmt: skip
+_SHELL = {"qwen": ("run_shell_command", "command"), "copilot": ("bash", "command"), "amp": ("Bash", "cmd"),
+          "cline": ("execute_command", "command"),
+          "continue": ("run_terminal_command", "command"), "openhands": ("run", "command")}  # fmt: skip
+#: The delegation of an agent whose log holds no step of the subagent.
+_DELEGATE = {"amp": ("Task", {"prompt": "look into it", "description": "d"}),
+             "cline": ("new_task", {"mode": "code", "message": "look into it"}),
+             "openhands": ("delegate", {"agent": "BrowsingAgent", "inputs": {"task": "look"}})}  # fmt: skip
+_OWN_TOOLS["openhands"] = {
+    "Grep": ("run", {"command": "rg -n x lib"}), "Glob": ("run", {"command": "find lib -name '*.js'"}),
+    "Edit": ("edit", {"command": "str_replace", "path": "lib/a.js"}),
+    "TodoWrite": ("think", {"thought": "x"}), "ToolSearch": ("task_tracking", {"command": "view"}),
+    "Write": ("edit", {"command": "create", "path": "n.md"}),
+}  # fmt: skip
+_OWN_TOOLS["continue"] = {
+    "Grep": ("grep_search", {"query": "x"}), "Glob": ("file_glob_search", {"pattern": "x"}),
+    "Edit": ("edit_existing_file", {"filepath": "lib/a.js"}),
+    "Write": ("create_new_file", {"filepath": "n.md"}),
+}  # fmt: skip
+
+
+def _no_bookkeeping_nor_delegation(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Continue has neither a bookkeeping tool nor a delegation: the run without them."""
+    return [p for p in plan if p[0] not in ("TodoWrite", "ToolSearch", "delegate")]
+
+
+_OWN_TOOLS["cline"] = {
+    "Grep": ("search_files", {"path": "lib", "regex": "x"}), "Glob": ("list_files", {"path": "lib"}),
+    "Edit": ("replace_in_file", {"path": "lib/a.js", "diff": "x"}),
+    "TodoWrite": ("update_todo_list", {"todos": "[ ] x"}),
+    "ToolSearch": ("update_todo_list", {"todos": "[x] x"}),
+    "Write": ("write_to_file", {"path": "n.md", "content": "x"}),
+}  # fmt: skip
+_OWN_TOOLS["amp"] = {
+    "Grep": ("Grep", {"pattern": "x"}), "Glob": ("glob", {"filePattern": "x"}),
+    "Edit": ("edit_file", {"path": "lib/a.js"}), "TodoWrite": ("todo_write", {"todos": []}),
+    "ToolSearch": ("todo_read", {}), "Write": ("create_file", {"path": "n.md"}),
+}  # fmt: skip
+
+
+def _shape(agent: str) -> Any:
+    import agent_shapes
+
+    return {"qwen": agent_shapes.QwenChat, "copilot": agent_shapes.CopilotSession,
+            "amp": agent_shapes.AmpThread, "cline": agent_shapes.ClineTask,
+            "continue": agent_shapes.ContinueSession,
+            "openhands": agent_shapes.OpenHandsSession}[agent]  # fmt: skip
+
+
 def _own_call(agent: str, step: tuple[Any, ...], n: int) -> tuple[Any, Any]:
     """(the call, its result) of one simple plan step, written as ``agent`` writes it."""
-    from agent_shapes import CopilotSession, QwenChat
-
-    shape: Any = QwenChat if agent == "qwen" else CopilotSession
+    shape = _shape(agent)
     kind = step[0]
     if kind == "explore":
         return shape.explore(f"q{n}"), response(step[1], step[2])
     if kind == "failed explore":
         return shape.explore("bad"), ("error", "MCP error -32603: boom")
     if kind == "read":
-        if agent == "qwen":
-            return shape.call("read_file", absolute_path=step[2] + step[1]), "ok"
-        return shape.call("view", path=step[2] + step[1]), "ok"
+        name, key = _READ[agent]
+        return shape.call(name, **{key: step[2] + step[1]}), "ok"
     if kind == "bash":
-        return shape.call("run_shell_command" if agent == "qwen" else "bash", command=step[1]), "ok"
+        name, key = _SHELL[agent]
+        return shape.call(name, **{key: step[1]}), "ok"
     name, args = _OWN_TOOLS[agent][kind]
     return shape.call(name, **args), "ok"
+
+
+def _no_subagent_steps(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Amp's thread holds no step of a ``Task``'s subagent: the same run, its subagents idle."""
+    return [("delegate", []) if p[0] == "delegate" else p for p in plan]
+
+
+def _build_flat(agent: str, plan: Sequence[tuple[Any, ...]], *args: Any) -> Any:
+    """The run, in the log of an agent whose builder has `step` and `finish` (delegations
+    written as calls whose subagent left nothing in the log)."""
+    log = _shape(agent)(*args)
+    log.user("where is f?")
+    for n, step in enumerate(plan):
+        if step[0] == "delegate":
+            name, delegate_args = _DELEGATE[agent]
+            log.step(log.call(name, **delegate_args), results=["the answer"])
+        elif step[0] == "parallel":
+            e, r = _own_call(agent, ("explore", [step[1]], []), n), _own_call(agent, ("read", step[1], ""), n)
+            log.step(e[0], r[0], results=[e[1], r[1]])
+        else:
+            call, result = _own_call(agent, step, n)
+            log.step(call, results=[result])
+    log.finish()
+    return log
 
 
 def build_as(agent: str, plan: Sequence[tuple[Any, ...]]) -> bytes:
     """The run ``build(plan)`` writes, as a Qwen Code chat or a Copilot CLI event log."""
     from agent_shapes import CopilotSession, QwenChat
 
+    if agent in ("amp", "continue"):
+        return json.dumps(_build_flat(agent, plan).document()).encode()
     if agent == "qwen":
         chat = QwenChat()
         chat.user("where is f?")
@@ -669,12 +747,40 @@ def _no_subagent_explores(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ..
     return [("delegate", [s for s in p[1] if s[0] not in keep]) if p[0] == "delegate" else p for p in plan]
 
 
+#: The file each agent's log is judged from.
+LOG_NAMES = {"qwen": "chat.jsonl", "copilot": "events.jsonl", "amp": "T-1.json", "continue": "s.json"}
+#: Logs of several files, as (reader, the files written): a Cline task, in each form.
+FOLDERS = {
+    "cline": ("cline", ("native", ("api", "ui"))),
+    "cline-xml": ("cline", ("xml", ("api", "ui"))),
+    "cline-ui": ("cline", ("native", ("ui",))),
+    "openhands": ("openhands", ()),
+}
+AGENTS = sorted(LOG_NAMES)
+
+
+def build_files(agent: str, plan: Sequence[tuple[Any, ...]]) -> tuple[str, dict[str, bytes]]:
+    """(the reader, the files) of the run ``build(plan)`` writes, as ``agent`` logs it."""
+    if agent in LOG_NAMES:
+        return agent, {LOG_NAMES[agent]: build_as(agent, plan)}
+    reader, write_args = FOLDERS[agent]
+    task = _build_flat(reader, _no_subagent_steps(plan), *write_args[:1])
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = task.write(Path(tmp) / "t", *write_args[1:])
+        return reader, {p.relative_to(tmp).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*.json"))}
+
+
+@pytest.mark.parametrize("agent", AGENTS + sorted(FOLDERS))  # each agent its own examples
 @SETTINGS
-@given(plan=plans, agent=st.sampled_from(["qwen", "copilot"]))
+@given(plan=plans)
 def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
     if agent == "qwen":
         plan = _no_subagent_explores(plan)
-    out = judge_files(agent, {"chat.jsonl" if agent == "qwen" else "events.jsonl": build_as(agent, plan)})
+    elif agent == "continue":
+        plan = _no_bookkeeping_nor_delegation(plan)
+    elif agent == "amp" or agent in FOLDERS:
+        plan = _no_subagent_steps(plan)
+    out = judge_files(*build_files(agent, plan))
     assert not isinstance(out, TranscriptError), out
     verdict, warnings = out
     assert warnings == []
@@ -682,13 +788,24 @@ def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
 
 
 @SETTINGS
-@given(plan=plans, muts=mutations, agent=st.sampled_from(["qwen", "copilot"]))
-def test_no_exception_escapes_on_mutated_qwen_and_copilot_logs(plan, muts, agent):
-    lines = [json.loads(line) for line in build_as(agent, plan).decode().splitlines()]
-    check_no_escape(agent, {"chat.jsonl": encode(mutated(lines, muts))})
+@given(plan=plans, muts=mutations, agent=st.sampled_from(AGENTS + sorted(FOLDERS)), pick=st.integers(0, 9))
+def test_no_exception_escapes_on_mutated_logs_of_every_agent(plan, muts, agent, pick):
+    if agent == "continue":
+        plan = _no_bookkeeping_nor_delegation(plan)
+    reader, files = build_files(agent, plan)
+    rel = sorted(files)[pick % len(files)]  # the mutations land in one file at a time
+    if rel.endswith(".json"):  # a document: mutated as one value
+        files[rel] = json.dumps(mutated(json.loads(files[rel]), muts)).encode("utf-8", "surrogatepass")
+    else:
+        files[rel] = encode(mutated([json.loads(line) for line in files[rel].decode().splitlines()], muts))
+    check_no_escape(reader, files)
 
 
 @SETTINGS
-@given(contents=file_bytes, agent=st.sampled_from(["qwen", "copilot"]))
-def test_no_exception_escapes_on_arbitrary_bytes_for_qwen_and_copilot(contents, agent):
-    check_no_escape(agent, {"chat.jsonl": contents})
+@given(contents=st.lists(file_bytes, min_size=1, max_size=2), agent=st.sampled_from([*AGENTS, "cline"]))
+def test_no_exception_escapes_on_arbitrary_bytes_for_every_agent(contents, agent):
+    if agent == "cline":
+        names = ["t/api_conversation_history.json", "t/ui_messages.json"]
+        check_no_escape(agent, dict(zip(names, contents, strict=False)))
+    else:
+        check_no_escape(agent, {LOG_NAMES[agent]: contents[0]})

@@ -13,7 +13,20 @@ from typing import Any
 from ..events import Collector, ToolSpec
 from ..registry import Reader, Readers
 from ..sources import Opener, open_path
-from . import codex, copilot, gemini, interactive, qwen, streamjson
+from . import (
+    amp,
+    cline,
+    codex,
+    continue_,
+    copilot,
+    crush,
+    gemini,
+    interactive,
+    opencode,
+    openhands,
+    qwen,
+    streamjson,
+)
 from .base import NotATranscript, TranscriptError, Unreadable, kind_of, looks_like_event
 
 __all__ = [
@@ -30,11 +43,20 @@ READERS: dict[str, Read] = {
     "gemini": gemini.read,
     "qwen": qwen.read,
     "copilot": copilot.read,
+    "amp": amp.read,
+    "cline": cline.read,
+    "continue": continue_.read,
+    "openhands": openhands.read,
+    "opencode": opencode.read,
+    "opencode-export": opencode.read,
+    "crush": crush.read,
 }
 #: The agent that writes each kind of transcript.
 AGENTS = {
     "stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini",
-    "qwen": "qwen", "copilot": "copilot",
+    "qwen": "qwen", "copilot": "copilot", "amp": "amp", "cline": "cline",
+    "continue": "continue", "openhands": "openhands", "opencode": "opencode", "opencode-export": "opencode",
+    "crush": "crush",
 }  # fmt: skip
 
 
@@ -67,6 +89,16 @@ def builtin_readers() -> list[Reader]:
         Reader("qwen", "qwen", _reading(qwen.read), line=qwen.looks_like_qwen),
         Reader("copilot", "copilot", _reading(copilot.read), line=copilot.looks_like_event,
                head=copilot.looks_like_history),
+        Reader("amp", "amp", _reading(amp.read), head=amp.looks_like_thread),
+        Reader("cline", "cline", _reading(cline.read), head=cline.looks_like_task, pattern=cline.PATTERN,
+               group=cline.group),
+        Reader("continue", "continue", _reading(continue_.read), head=continue_.looks_like_session),
+        Reader("openhands", "openhands", _reading(openhands.read), head=openhands.looks_like_event,
+               pattern=openhands.PATTERN, group=openhands.group),
+        Reader("opencode", "opencode", _reading(opencode.read), pattern=opencode.PATTERN,
+               sessions=opencode.sessions),
+        Reader("opencode-export", "opencode", _reading(opencode.read), head=opencode.looks_like_export),
+        Reader("crush", "crush", _reading(crush.read), pattern=crush.PATTERN, sessions=crush.sessions),
         Reader("interactive", "claude", _reading(interactive.read), line=_session_log),
         Reader("stream-json", "claude", _reading(streamjson.read), line=_stream_json),
         Reader("codex", "codex", _reading(codex.read), line=codex.looks_like_rollout),
@@ -84,11 +116,13 @@ def load(
     open_file: Opener = open_path,
     readers: Readers | None = None,
     copies: Mapping[str, str] | None = None,
+    session: str = "",
 ) -> Collector:
     """Read one transcript (all its files) into a `Collector`.
 
     ``readers``: the run's readers (the built-in ones when None). ``copies``: the
-    sessions a session log holds a copy of (`Transcript.copies`). Raises
+    sessions a session log holds a copy of (`Transcript.copies`). ``session``: the
+    session of a file that holds many (``collector.session``). Raises
     `TranscriptError` subclasses with a one-line reason.
     """
     found = (readers or BUILTIN).get(kind)
@@ -96,12 +130,14 @@ def load(
         raise Unreadable(f"no reader named {kind!r} in this run (is the plug-in that registers it loaded?)")
     read = found.read
     copy_sessions = dict(copies or {})
-    collector = Collector(spec, open_file=open_file, copy_sessions=copy_sessions)
+    collector = Collector(spec, open_file=open_file, copy_sessions=copy_sessions, session=session)
     read(files, collector)
     if collector.missing_results():
         # A result we need came before its call (file order is not causal order),
         # skipped or not kept. Rare: read again, decoding all, keeping every text.
-        collector = Collector(spec, open_file=open_file, keep_texts=True, copy_sessions=copy_sessions)
+        collector = Collector(
+            spec, open_file=open_file, keep_texts=True, copy_sessions=copy_sessions, session=session
+        )
         read(files, collector)
     if not collector.recognized:
         if collector.lines == 0:
