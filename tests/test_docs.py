@@ -154,7 +154,8 @@ def test_the_schema_reports_cover_what_they_are_for(reports: list[dict[str, Any]
     """The fixture's runs really are partial, compared, against a baseline, multi-agent."""
     partial, mixed, _, against = reports
     assert partial["coverage"]["not_run"] and partial["gates"]
-    assert {t["agent"] for t in mixed["transcripts"]} >= {"claude", "codex", "gemini", "amp", "cline", "opencode"}
+    agents = {t["agent"] for t in mixed["transcripts"]}
+    assert agents >= {"claude", "codex", "gemini", "amp", "cline", "opencode"}
     assert against["baseline"] and against["comparison"] and against["metrics_comparison"]
 
 
