@@ -268,6 +268,47 @@ def test_shards_merge_into_the_report_of_one_run_with_the_same_gate_verdicts(
     assert doc["arms"] == load(pytester.path / "full.json")["arms"]
 
 
+#: How each sharding plugin names shard ``i`` (0-based) of 3.
+SHARDS = {
+    "pytest-shard": lambda i: [f"--shard-id={i}", "--num-shards=3"],
+    # No durations file: pytest-split says so and splits evenly (a CI job that has stored
+    # durations gets duration-balanced groups; the merge does not care which).
+    "pytest-split": lambda i: ["--splits=3", f"--group={i + 1}", "--durations-path=no-durations.json"],
+}
+
+
+@pytest.mark.parametrize("plugin", sorted(SHARDS))
+def test_a_campaign_judged_as_three_shards_by_a_sharding_plugin_merges_into_one_runs_report(
+    pytester, example_campaign, plugin
+):
+    gates = ["--min-sufficient=0.5", "--max-read-missed=0.9"]
+    full = run_in(pytester, example_campaign, "--explore-suff-json=full.json", *gates)
+    whole = load(pytester.path / "full.json")
+    parts, judged = [], []
+    for i in range(3):
+        part = f"part{i}.json"
+        run_in(pytester, example_campaign, f"--explore-suff-json={part}", *SHARDS[plugin](i))
+        doc = load(pytester.path / part)
+        parts.append(part)
+        judged += [r["path"] for r in doc["transcripts"]]
+        cov = doc["coverage"]
+        assert cov["complete"] is False and cov["collected"] == whole["coverage"]["collected"]
+        # What the shard left to the others is deselected (pytest-shard drops items without
+        # telling pytest): not "not run", which would say the session stopped early.
+        assert {n["why"] for n in cov["not_run"]} <= {"deselected"}
+        assert cov["ran"] + len(cov["not_run"]) == cov["collected"]
+    # The plugin did shard: each transcript judged by exactly one part, and not all by one.
+    assert sorted(judged) == sorted(r["path"] for r in whole["transcripts"])
+    assert max(judged.count(p) for p in judged) == 1
+    assert all(load(pytester.path / p)["coverage"]["ran"] < len(judged) for p in parts)
+    merged = command(pytester.path, "merge", *parts, "-o", "merged.json", *gates)
+    assert merged.returncode == full.ret == 1, merged.stderr
+    assert (pytester.path / "merged.json").read_bytes() == (pytester.path / "full.json").read_bytes()
+    assert [g["passed"] for g in load(pytester.path / "merged.json")["gates"]] == [
+        g["passed"] for g in whole["gates"]
+    ]
+
+
 def test_parts_of_different_campaigns_or_judged_differently_do_not_merge(
     pytester, campaign, example_campaign
 ):
