@@ -170,7 +170,8 @@ def note_left_out(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not collected:
         return
     kept = {item.transcript.path for item in items if isinstance(item, TranscriptItem)}
-    known = kept.union(config.stash.get(deselected_key, ()))
+    deselected: list[str] = config.stash.get(deselected_key, [])
+    known = kept.union(deselected)
     left_out = [p for p in collected if p not in known]
     if left_out:
         config.stash.setdefault(deselected_key, []).extend(left_out)
