@@ -115,7 +115,9 @@ def _run(command: str, cwd: Path) -> tuple[str, int]:
     os.chdir(cwd)
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            status = pytest.main(["-p", "no:cacheprovider", "--assert=plain", *argv[1:]])
+            # Without pytest-shard (a test extra): it prints a line in every run, asked or not.
+            plugins = ["-p", "no:cacheprovider", "-p", "no:pytest-shard"]
+            status = pytest.main([*plugins, "--assert=plain", *argv[1:]])
     finally:
         os.chdir(old_cwd)
         os.environ.clear()

@@ -40,7 +40,7 @@ class Coverage:
     """What the report covers: every collected transcript, or only part of the campaign.
 
     ``not_run`` lists each collected transcript that has no record, with why
-    (``deselected`` by ``-k``/``-m``/``--lf``/``--sw``, or ``not run`` when the
+    (``deselected`` by ``-k``/``-m``/``--lf``/``--sw`` or a shard plugin, or ``not run`` when the
     session stopped or was interrupted first).
     """
 
@@ -59,7 +59,7 @@ class Coverage:
         out = []
         deselected = sum(1 for n in self.not_run if n["why"] == "deselected")
         if deselected:
-            out.append(f"{deselected} deselected (-k, -m, --lf, --sw)")
+            out.append(f"{deselected} deselected (-k, -m, --lf, --sw, shards)")
         skipped = len(self.not_run) - deselected
         if skipped:
             cause = "interrupted" if self.interrupted else (self.stopped or "the session ended first")

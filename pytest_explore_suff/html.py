@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import math
 import os
@@ -90,6 +91,22 @@ HIGHER, LOWER = "#D55E00", "#0072B2"  # more / less of the window held with arm 
 ALLOC_COLOUR = "#0072B2"
 ALLOC_PLOT = (150.0, 560.0)  # x range of the allocation panel's axis
 ALLOC_WIDTH = 720
+
+
+#: The trend chart: a small panel per arm and metric, a run a step along x, the share up y.
+TREND_STEP = 52.0  # x units per run
+TREND_LEFT = 40.0  # room for the share axis' labels
+TREND_TOP = 16.0  # room for a change's arrow above the highest point
+TREND_PLOT = 110.0  # height of the plot
+TREND_LABELS = 62.0  # room below the plot for the runs' labels, slanted
+TREND_LABEL_CHARS = 12  # a run's label on the axis is cut to this (its tooltip has it whole)
+#: The trend's metrics in the terminal table's order: (key, label, colour, lower is better).
+TREND_METRICS: tuple[tuple[str, str, str, bool], ...] = (
+    ("sufficient", "sufficient (moved on / answered)", COLOURS["sufficient"], False),
+    *((b.key, b.label, COLOURS[b.key], True) for b in BUCKETS if b.key != "sufficient"),
+    ("allocation", "allocation efficiency", "#0072B2", False),
+    ("residual_share", "retrieval residual share (median)", "#CC79A7", True),
+)
 
 
 # -- formatting -------------------------------------------------------------------------------------
@@ -593,6 +610,127 @@ def _baseline(base: Any) -> dict[str, Any] | None:
     return {"report": _shown(base.get("report")), "arms": arms}
 
 
+def _trend_label(run: Mapping[str, Any]) -> str:
+    """A run's tooltip: its label, number, name, commit and time, as the report has them."""
+    parts = [f"run {_shown(run.get('label'))}"]
+    for key in ("number", "name", "commit", "time"):
+        if run.get(key) not in (None, ""):
+            parts.append(f"{key} {_shown(run.get(key))}")
+    if run.get("complete") is False:
+        parts.append("partial")
+    return ", ".join(parts)
+
+
+def _trend_panel(
+    series: Sequence[Any], labels: Sequence[str], metric: tuple[str, str, str, bool]
+) -> dict[str, Any]:
+    """One metric of one arm over the runs: a point per run that has the figure, its 95%
+    interval as a bar, and the change from the run before when it is beyond noise."""
+    key, label, colour, lower_is_better = metric
+    present = [p for p in series if isinstance(p, Mapping) and _num(p.get("share")) is not None]
+    widest = max((v for p in present for k in ("share", "hi") if (v := _num(p.get(k))) is not None),
+                 default=0.0)  # fmt: skip
+    # The axis' top: 20%, 50% or 100%, the least that holds every point and interval (small
+    # shares, such as the residual's or a miss bucket's, stay readable), ticks at 0, half, top.
+    top = next(t for t in (0.2, 0.5, 1.0) if widest <= t + 1e-9) if widest <= 1.0 else widest
+
+    def at(v: float) -> float:
+        return round(TREND_TOP + (1 - max(0.0, min(top, v)) / top) * TREND_PLOT, 2)
+
+    out = []
+    previous: str | None = None
+    for i, p in enumerate(series):
+        x = round(TREND_LEFT + TREND_STEP * (i + 0.5), 2)
+        if not isinstance(p, Mapping) or (share := _num(p.get("share"))) is None:
+            continue
+        lo, hi = _num(p.get("lo")), _num(p.get("hi"))
+        row: dict[str, Any] = {
+            "i": i, "label": labels[i], "x": x, "y": at(share), "share": share, "lo": lo, "hi": hi,
+            "text": pct(share) + ("" if lo is None or hi is None else f" {interval(lo, hi)}"),
+            "ylo": None if lo is None or hi is None else at(lo),
+            "yhi": None if lo is None or hi is None else at(hi),
+            "beyond": False, "direction": "", "worse": None, "change": "",
+        }  # fmt: skip
+        c = _mapping(p.get("change"))
+        diff = _num(c.get("diff"))
+        if diff is not None and previous is not None:
+            row["change"] = (f"{points(diff)} points [{points(c.get('lo'))}, "
+                             f"{points(c.get('hi'))}] from {previous}")  # fmt: skip
+            if c.get("beyond_noise") is True and diff:
+                worse = (diff < 0) != lower_is_better
+                row.update(beyond=True, direction="up" if diff > 0 else "down", worse=worse,
+                           mark_colour=BAD if worse else GOOD)  # fmt: skip
+                row["change"] += ", beyond noise: " + ("worse" if worse else "better")
+            else:
+                row["change"] += ", within noise"
+        previous = labels[i]
+        out.append(row)
+    for a, b in itertools.pairwise(out):
+        b["from_x"], b["from_y"] = a["x"], a["y"]
+    ticks = [{"y": at(t * top), "text": percent(t * top)} for t in (0, 0.5, 1)]
+    return {"key": key, "label": label, "colour": colour, "points": out, "ticks": ticks,
+            "lower_is_better": lower_is_better}  # fmt: skip
+
+
+def _trend(section: Any) -> dict[str, Any] | None:
+    """The report's ``trend`` section as charts: per arm, a panel per metric."""
+    if not isinstance(section, Mapping) or not _seq(section.get("runs")):
+        return None
+    runs = [r if isinstance(r, Mapping) else {} for r in _seq(section.get("runs"))]
+    labels = [_shown(r.get("label")) for r in runs]
+    n = len(runs)
+    width = round(TREND_LEFT + TREND_STEP * n + 8, 2)
+    axis = [
+        {"x": round(TREND_LEFT + TREND_STEP * (i + 0.5), 2), "text": _short(label, TREND_LABEL_CHARS),
+         "title": _trend_label(run)}
+        for i, (label, run) in enumerate(zip(labels, runs, strict=True))
+    ]  # fmt: skip
+    arms = []
+    for name, data in _mapping(section.get("arms")).items():
+        series = _mapping(_mapping(data).get("points"))
+        # A point per run, whatever the section holds: a short list is padded, a long one cut.
+        panels = [_trend_panel([*_seq(series.get(m[0])), *[None] * n][:n], labels, m) for m in TREND_METRICS]
+        versus = []
+        for metric, vs in _mapping(_mapping(data).get("latest_vs_best")).items():
+            if not isinstance(vs, Mapping) or _num(vs.get("diff")) is None:
+                continue
+            best = vs.get("best")
+            best_label = labels[best] if isinstance(best, int) and 0 <= best < n else "–"
+            beyond = vs.get("beyond_noise")
+            worse = beyond is True and (_num(vs.get("diff")) or 0.0) < 0
+            noise = "no interval" if beyond is None else ("worse beyond noise" if worse else (
+                "better beyond noise" if beyond else "within noise"))  # fmt: skip
+            ci = "" if _num(vs.get("lo")) is None else f" [{points(vs.get('lo'))}, {points(vs.get('hi'))}]"
+            versus.append({
+                "metric": _shown(metric), "worse": worse, "diff": _num(vs.get("diff")),
+                "text": (f"{'sufficient share' if metric == 'sufficient' else 'allocation efficiency'}: "
+                         f"latest {pct(vs.get('latest'))} against the best earlier run, {best_label}, "
+                         f"{pct(vs.get('best_share'))}: {points(vs.get('diff'))} points{ci}, {noise}"),
+            })  # fmt: skip
+        arms.append({
+            "name": _shown(name), "label": arm_label(_shown(name)), "versus": versus,
+            "panels": [p for p in panels if p["points"]],
+            "missing": [p["label"] for p in panels if not p["points"]],
+        })  # fmt: skip
+    table = [
+        {"label": labels[i], "number": r.get("number"), "name": _shown(r.get("name")) or "–",
+         "commit": _shown(r.get("commit")) or "–", "time": _shown(r.get("time")) or "–",
+         "complete": r.get("complete") is not False}
+        for i, r in enumerate(runs)
+    ]  # fmt: skip
+    return {
+        "runs": table,
+        "axis": axis,
+        "arms": arms,
+        "width": width,
+        "height": round(TREND_TOP + TREND_PLOT + TREND_LABELS, 2),
+        "plot_bottom": round(TREND_TOP + TREND_PLOT, 2),
+        "left": TREND_LEFT,
+        "good": GOOD,
+        "bad": BAD,
+    }
+
+
 _OPS = {"min": "≥", "max": "≤", "min_calls": "≥", "max_drop": "≤", "max_growth": "≤"}
 
 
@@ -1085,6 +1223,7 @@ def context(document: Mapping[str, Any]) -> dict[str, Any]:
         "higher": HIGHER,
         "lower": LOWER,
         "baseline": _baseline(document.get("baseline")),
+        "trend": _trend(document.get("trend")),
         "gates": gates,
         "gates_summary": _gates_summary(gates),
         "heatmap": heatmap,

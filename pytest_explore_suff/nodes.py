@@ -28,6 +28,8 @@ RECORD_ATTR = "explore_suff"  # the report attribute a transcript's record trave
 campaign_key = pytest.StashKey[Campaign]()
 # The transcripts deselected: here, or (on the xdist controller) on the workers.
 deselected_key = pytest.StashKey[list[str]]()
+#: The transcripts collected as items, before any plugin narrowed the collection.
+collected_key = pytest.StashKey[list[str]]()
 # On a campaign's node once collection is done: the hook proxy all of its items share.
 hooks_key = pytest.StashKey[pluggy.HookRelay]()
 readers_key = pytest.StashKey[Readers]()
@@ -154,6 +156,25 @@ def note_deselected(items: list[pytest.Item]) -> None:
     if paths:
         config = items[0].config
         config.stash.setdefault(deselected_key, []).extend(paths)
+
+
+def note_collected(config: pytest.Config, items: list[pytest.Item]) -> None:
+    config.stash[collected_key] = [item.transcript.path for item in items if isinstance(item, TranscriptItem)]
+
+
+def note_left_out(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Transcripts a plugin dropped from the collection without telling pytest (pytest-shard
+    keeps its shard's items and drops the rest, where pytest-split deselects them): deselected
+    too, so a shard's report says so rather than that the session ended first."""
+    collected = config.stash.get(collected_key, [])
+    if not collected:
+        return
+    kept = {item.transcript.path for item in items if isinstance(item, TranscriptItem)}
+    deselected: list[str] = config.stash.get(deselected_key, [])
+    known = kept.union(deselected)
+    left_out = [p for p in collected if p not in known]
+    if left_out:
+        config.stash.setdefault(deselected_key, []).extend(left_out)
 
 
 def share_hooks(items: list[pytest.Item]) -> None:

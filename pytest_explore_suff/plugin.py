@@ -51,7 +51,14 @@ def pytest_deselected(items: list[pytest.Item]) -> None:
     nodes.note_deselected(items)
 
 
+# tryfirst: what was collected before a plugin (pytest-shard) narrows it without deselecting.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    nodes.note_collected(config, items)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
+    nodes.note_left_out(session.config, session.items)
     nodes.share_hooks(session.items)
 
 

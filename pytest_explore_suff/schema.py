@@ -141,7 +141,7 @@ FIELDS: tuple[Field, ...] = (
     Field("coverage.interrupted", "boolean", "the run was interrupted (Ctrl-C)"),
     Field("coverage.stopped", "string", "why the run stopped early (`-x`, `--maxfail`), else empty"),
     Field("coverage.why", "array", "one phrase per reason the run is partial"),
-    Field("coverage.why[]", "string", "e.g. `2 deselected (-k, -m, --lf, --sw)`"),
+    Field("coverage.why[]", "string", "e.g. `2 deselected (-k, -m, --lf, --sw, shards)`"),
     Field("coverage.not_run", "array", "each collected transcript that did not run, in path order"),
     Field("coverage.not_run[].path", "string", "its path"),
     Field("coverage.not_run[].why", "string", "`deselected` or `not run`"),

@@ -7,6 +7,7 @@ report``); the fixtures built on them are in ``conftest.py``.
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -57,6 +58,38 @@ def run_plugin(workdir: Path, campaign: Path, *args: str) -> dict[str, Any]:
     ]
     subprocess.run(cmd, cwd=workdir, check=False, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return json.loads(report.read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+HOSTILE_RUN = "<img src=x onerror=alert(6)>"  # a saved run's name
+HOSTILE_ARM = "<b onmouseover=alert(5)>"
+TREND_SHA = "89abcdef0123456789abcdef0123456789abcdef"
+
+
+def trend_runs(work: Path) -> dict[str, Any]:
+    """Three saved runs of one campaign, in a git checkout: the first named, the second known
+    by its commit, the third named with markup and judged with the trend of all three. Arm
+    ``with`` (with token counts) answers all 30 calls sufficiently twice, then 2 of 30 (a drop
+    beyond noise);
+    the hostile arm stays at 10 of 20; arm ``without`` never explores. The third's report."""
+    (work / ".git" / "refs" / "heads").mkdir(parents=True)
+    (work / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (work / ".git" / "refs" / "heads" / "main").write_text(TREND_SHA + "\n")
+    camp = work / "camp"
+    doc: dict[str, Any] = {}
+    for name, sufficient in (("nightly-1", 30), (None, 30), (HOSTILE_RUN, 2)):
+        shutil.rmtree(camp, ignore_errors=True)
+        for i in range(30):
+            run = sufficient_run(f"s{i}") if i < sufficient else allocation_run(f"a{i}")
+            with_usage(run, 18_000).write(camp / "express" / f"run{i}" / "run-with.jsonl")
+        for i in range(20):
+            (sufficient_run if i < 10 else allocation_run)(f"h{i}").write(
+                camp / "express" / f"run{i}" / f"run-{HOSTILE_ARM}.jsonl"
+            )
+        no_explore_run().write(camp / "express" / "run0" / "run-without.jsonl")
+        save = "--explore-suff-save" + ("" if name is None else f"={name}")
+        last = ["--explore-suff-trend=all"] if name == HOSTILE_RUN else []
+        doc = run_plugin(work, camp, r"--explore-suff-pattern=run-(?P<arm>.+)\.jsonl", save, *last)
+    return doc
 
 
 def hostile_campaign(root: Path) -> Path:

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from builders import ab_campaign, allocation_run, no_explore_run, sufficient_run
+from helpers import EXAMPLES
 
 from pytest_explore_suff import sources
 
@@ -266,6 +267,75 @@ def test_shards_merge_into_the_report_of_one_run_with_the_same_gate_verdicts(
     for rec in load(pytester.path / "part0.json")["transcripts"]:
         assert overlap[rec["path"]] == ["part0.json", "part0.json", "full.json"]
     assert doc["arms"] == load(pytester.path / "full.json")["arms"]
+
+
+#: How each sharding plugin names shard ``i`` (0-based) of 3.
+SHARDS = {
+    "pytest-shard": lambda i: [f"--shard-id={i}", "--num-shards=3"],
+    # No durations file: pytest-split says so and splits evenly (a CI job that has stored
+    # durations gets duration-balanced groups; the merge does not care which).
+    "pytest-split": lambda i: ["--splits=3", f"--group={i + 1}", "--durations-path=no-durations.json"],
+}
+
+
+@pytest.mark.parametrize("plugin", sorted(SHARDS))
+def test_a_campaign_judged_as_three_shards_by_a_sharding_plugin_merges_into_one_runs_report(
+    pytester, example_campaign, plugin
+):
+    gates = ["--min-sufficient=0.5", "--max-read-missed=0.9"]
+    full = run_in(pytester, example_campaign, "--explore-suff-json=full.json", *gates)
+    whole = load(pytester.path / "full.json")
+    parts, judged = [], []
+    for i in range(3):
+        part = f"part{i}.json"
+        run_in(pytester, example_campaign, f"--explore-suff-json={part}", *SHARDS[plugin](i))
+        doc = load(pytester.path / part)
+        parts.append(part)
+        judged += [r["path"] for r in doc["transcripts"]]
+        cov = doc["coverage"]
+        assert cov["complete"] is False and cov["collected"] == whole["coverage"]["collected"]
+        # What the shard left to the others is deselected (pytest-shard drops items without
+        # telling pytest): not "not run", which would say the session stopped early.
+        assert {n["why"] for n in cov["not_run"]} <= {"deselected"}
+        assert cov["ran"] + len(cov["not_run"]) == cov["collected"]
+    # The plugin did shard: each transcript judged by exactly one part, and not all by one.
+    assert sorted(judged) == sorted(r["path"] for r in whole["transcripts"])
+    assert max(judged.count(p) for p in judged) == 1
+    assert all(load(pytester.path / p)["coverage"]["ran"] < len(judged) for p in parts)
+    merged = command(pytester.path, "merge", *parts, "-o", "merged.json", *gates)
+    assert merged.returncode == full.ret == 1, merged.stderr
+    assert (pytester.path / "merged.json").read_bytes() == (pytester.path / "full.json").read_bytes()
+    assert [g["passed"] for g in load(pytester.path / "merged.json")["gates"]] == [
+        g["passed"] for g in whole["gates"]
+    ]
+
+
+def test_the_ci_workflow_that_shards_merges_and_gates_runs_as_written(pytester, example_campaign):
+    yaml = pytest.importorskip("yaml")  # with the docs extra (mkdocs)
+    workflow = yaml.safe_load((EXAMPLES / "ci" / "explore-suff-shards.yml").read_text(encoding="utf-8"))
+    jobs = workflow["jobs"]
+    (shard,) = [s["run"] for s in jobs["shard"]["steps"] if s.get("run", "").startswith("pytest")]
+    (merge,) = [s["run"] for s in jobs["merge"]["steps"] if s.get("run", "").startswith("explore-suff")]
+    (pytester.path / "artifacts").mkdir()
+    with tarfile.open(pytester.path / "artifacts" / "ab-readme.tar.gz", "w:gz") as tar:
+        tar.add(example_campaign, arcname="ab-readme")
+    # An earlier workflow run's saved run, as the cache restores it: the baseline is `last`.
+    run_in(pytester, pytester.path / "artifacts" / "ab-readme.tar.gz", "--explore-suff-save=earlier")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "GITHUB_STEP_SUMMARY": "summary.md"}  # fmt: skip
+    for i in jobs["shard"]["strategy"]["matrix"]["shard"]:
+        line = shard.replace("${{ matrix.shard }}", str(i))
+        done = subprocess.run(line, shell=True, cwd=pytester.path, env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+    line = merge.replace("${{ github.event.workflow_run.head_sha }}", SHA)
+    merged = subprocess.run(line, shell=True, cwd=pytester.path, env=env, capture_output=True, text=True)
+    assert merged.returncode == 1, merged.stderr  # headless-with's 25% is under the 0.5 asked
+    doc = load(pytester.path / "explore-suff.json")
+    assert doc["coverage"]["complete"] is True and doc["run"]["name"] == SHA and doc["run"]["number"] == 2
+    # every option of the folded command reached it: the baseline's and the trend's gates too
+    assert {g["op"] for g in doc["gates"]} == {"min", "max", "max_drop", "trend"}
+    assert doc["baseline"]["campaign"]["relation"] == "same"
+    assert "### Explore sufficiency" in (pytester.path / "summary.md").read_text(encoding="utf-8")
 
 
 def test_parts_of_different_campaigns_or_judged_differently_do_not_merge(

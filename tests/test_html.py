@@ -7,6 +7,8 @@ import copy
 import hashlib
 import json
 import re
+import subprocess
+import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -15,14 +17,17 @@ import pytest
 from helpers import (
     COMMENT_Q,
     EXAMPLES,
+    HOSTILE_ARM,
     HOSTILE_FILE,
     HOSTILE_GROUP,
+    HOSTILE_RUN,
     IMG_Q,
     SCRIPT_Q,
     RunCampaign,
     hostile_campaign,
     metrics_campaign,
     run_plugin,
+    trend_runs,
 )
 
 from pytest_explore_suff.buckets import KEYS
@@ -50,6 +55,17 @@ def _example(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def _metrics(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("metrics")
     return run_plugin(work, metrics_campaign(work / "camp"))
+
+
+@pytest.fixture(scope="module")
+def _trend(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any]]:
+    work = tmp_path_factory.mktemp("trend")
+    return work, trend_runs(work)
+
+
+@pytest.fixture
+def trend_doc(_trend: tuple[Path, dict[str, Any]]) -> dict[str, Any]:
+    return copy.deepcopy(_trend[1])
 
 
 @pytest.fixture
@@ -722,3 +738,133 @@ def test_one_answered_call_is_singular(example_doc: dict[str, Any]) -> None:
     assert 'title="0 of 1 answered call sufficient"' in page  # the heat map's cell
     assert "(0 of 1 answered call)" in page  # look here first
     assert "/1 calls" not in page and "0/1 call<" in page
+
+
+# -- the trend chart ----------------------------------------------------------------------------------
+
+
+def trend_points(page: str) -> dict[tuple[str, str, int], dict[str, Any]]:
+    """Each drawn trend point by (arm, metric, run): its attributes, and the circles and
+    lines drawn inside its group, in order."""
+    out: dict[tuple[str, str, int], dict[str, Any]] = {}
+    arm = metric = ""
+    current: dict[str, Any] | None = None
+    for tag, attrs in Page(page).tags:
+        cls = attrs.get("class") or ""
+        if tag == "div" and "trend-arm" in cls.split():
+            arm = str(attrs["data-arm"])
+        elif tag == "div" and "trend-panel" in cls.split():
+            metric = str(attrs["data-metric"])
+        if tag == "g" and cls == "trend-point":
+            current = {"attrs": attrs, "circle": [], "line": []}
+            out[(arm, metric, int(str(attrs["data-run"])))] = current
+        elif tag == "g" or tag == "svg":
+            current = None
+        elif current is not None and tag in ("circle", "line"):
+            current[tag].append(attrs)
+    return out
+
+
+def test_the_trend_chart_draws_every_point_of_the_json_with_its_interval(trend_doc: dict[str, Any]) -> None:
+    page = render_html(trend_doc)
+    drawn = trend_points(page)
+    expected = {
+        (arm, metric, i): p
+        for arm, data in trend_doc["trend"]["arms"].items()
+        for metric, series in data["points"].items()
+        for i, p in enumerate(series)
+        if p is not None
+    }
+    assert set(drawn) == set(expected)
+    assert {m for _, m, _ in drawn} >= {*KEYS, "allocation", "residual_share"}
+    labels = [r["label"] for r in trend_doc["trend"]["runs"]]
+    for key, p in expected.items():
+        a = drawn[key]["attrs"]
+        assert float(a["data-share"]) == p["share"] and a["data-label"] == labels[key[2]]
+        if p["lo"] is None:
+            assert "data-lo" not in a and len(drawn[key]["line"]) == 0
+        else:
+            assert (float(a["data-lo"]), float(a["data-hi"])) == (p["lo"], p["hi"])
+            # the bar runs from the upper bound to the lower one, through the point (y grows down)
+            bar = drawn[key]["line"][0]
+            cy = float(drawn[key]["circle"][-1]["cy"])
+            assert float(bar["y1"]) <= cy <= float(bar["y2"])
+        beyond = bool(p["change"] and p["change"]["beyond_noise"])
+        assert a["data-beyond"] == ("true" if beyond else "false")
+        assert len(drawn[key]["circle"]) == (2 if beyond else 1)  # the ring marks the change
+    # Within a panel, a higher share is drawn higher.
+    for (arm, metric, i), d in drawn.items():
+        for (arm2, metric2, j), e in drawn.items():
+            if (arm, metric) == (arm2, metric2) and expected[arm, metric, i]["share"] > expected[
+                arm2, metric2, j
+            ]["share"]:
+                assert float(d["circle"][-1]["cy"]) < float(e["circle"][-1]["cy"])
+
+
+def test_the_trend_chart_marks_the_change_beyond_noise_and_the_latest_against_the_best(
+    trend_doc: dict[str, Any],
+) -> None:
+    page = render_html(trend_doc)
+    drawn = trend_points(page)
+    marked = {k: d["attrs"] for k, d in drawn.items() if d["attrs"]["data-beyond"] == "true"}
+    # arm with: sufficient fell from 100% to 7% (worse), Read-returned rose to 93% (worse too:
+    # lower is better for every miss bucket)
+    assert marked.keys() == {("with", "sufficient", 2), ("with", "read_returned", 2)}
+    assert marked["with", "sufficient", 2]["data-direction"] == "down"
+    assert marked["with", "read_returned", 2]["data-direction"] == "up"
+    assert {a["data-worse"] for a in marked.values()} == {"true"}
+    (line,) = re.findall(r'<li data-metric="sufficient"[^>]*data-worse="true"[^>]*>([^<]*)</li>', page)
+    vs = trend_doc["trend"]["arms"]["with"]["latest_vs_best"]["sufficient"]
+    assert (
+        f"latest {half_up(vs['latest'] * 100)}%" in line and f"{half_up(vs['diff'] * 100):+d} points" in line
+    )
+    assert "against the best earlier run, 89abcdef" in line and "worse beyond noise" in line
+
+
+def test_the_trend_names_runs_by_name_or_commit_and_escapes_every_name(trend_doc: dict[str, Any]) -> None:
+    page = render_html(trend_doc)
+    assert HOSTILE_RUN not in page and HOSTILE_ARM not in page
+    assert "&lt;img src=x onerror=alert(6)&gt;" in page and "&lt;b onmouseover=alert(5)&gt;" in page
+    parsed = Page(page)
+    assert "img" not in [t for t, _ in parsed.tags]
+    assert not [a for _, a in parsed.tags if any(k.startswith("on") for k in a)]
+    rows = [a["data-label"] for t, a in parsed.tags if t == "tr" and "data-label" in a]
+    assert rows == ["nightly-1", "89abcdef", HOSTILE_RUN] == [r["label"] for r in trend_doc["trend"]["runs"]]
+    axis = re.findall(r'<text class="tick run-label"[^>]*><title>([^<]*)</title>([^<]*)</text>', page)
+    # cut to 12 characters on the axis (whole in its tooltip), escaped
+    assert {text for _, text in axis} == {"nightly-1", "89abcdef", "&lt;img src=x …"}
+    assert any("commit 89abcdef0123456789abcdef0123456789abcdef" in title for title, _ in axis)
+    # still one script, pinned by its hash: the chart is drawn here, not by the page
+    (csp,) = [
+        a["content"]
+        for t, a in parsed.tags
+        if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"
+    ]
+    (code,) = [text for attrs, text in parsed.scripts if "type" not in attrs]
+    assert f"'sha256-{base64.b64encode(hashlib.sha256(code.encode()).digest()).decode()}'" in str(csp)
+
+
+def test_a_report_without_a_trend_or_with_a_malformed_one_has_no_chart(example_doc: dict[str, Any]) -> None:
+    assert example_doc["trend"] is None
+    page = render_html(example_doc)
+    assert 'id="trend"' not in page and 'href="#trend"' not in page
+    for bad in ({"runs": "x"}, {"runs": []}, [1]):
+        example_doc["trend"] = bad
+        assert 'id="trend"' not in render_html(example_doc)
+    series = [{"share": "y"}, {"share": 0.5, "change": {"diff": "z"}}, {"share": 0.1}]
+    example_doc["trend"] = {"runs": [{"label": "a"}, 7], "arms": {"x": {"points": {"sufficient": series}}}}
+    drawn = trend_points(render_html(example_doc))
+    assert set(drawn) == {("x", "sufficient", 1)}  # a point past the runs, or without a number: none
+
+
+def test_explore_suff_html_draws_the_trend_of_a_saved_report(_trend: tuple[Path, dict[str, Any]]) -> None:
+    work, doc = _trend
+    (saved,) = sorted((work / ".explore-suff").glob("0003_*.json"))
+    exe = Path(sys.executable).with_name("explore-suff")
+    out = work / "page.html"
+    result = subprocess.run([str(exe), "html", "3", "-o", str(out)], cwd=work, capture_output=True, text=True,
+                            check=False)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(saved.read_text(encoding="utf-8"))["trend"] == doc["trend"]
+    page = out.read_text(encoding="utf-8")
+    assert trend_points(page) == trend_points(render_html(doc)) != {}

@@ -26,6 +26,7 @@ from helpers import (
     hostile_campaign,
     metrics_campaign,
     run_plugin,
+    trend_runs,
 )
 
 from pytest_explore_suff.buckets import KEYS
@@ -94,6 +95,11 @@ def hostile_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 def metrics_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     work = tmp_path_factory.mktemp("metrics")
     return run_plugin(work, metrics_campaign(work / "camp"))
+
+
+@pytest.fixture(scope="module")
+def trend_doc(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    return trend_runs(tmp_path_factory.mktemp("trend"))
 
 
 def load(driver: Any, document: dict[str, Any], path: Path) -> None:
@@ -362,4 +368,38 @@ def test_the_pooled_column_is_not_an_arm_named_pooled(
     assert names == ["headless-with", "(pooled) [arm]", "(pooled)"]
     pooled = driver.find_element("css selector", 'table.bars tr.arm-bar[data-pooled="true"]')
     assert pooled.get_attribute("data-arm") is None and "pooled" in pooled.get_attribute("class")
+    assert severe(driver) == []
+
+
+def test_the_trend_chart_shows_each_runs_point_and_marks_the_change_beyond_noise(
+    driver: Any, trend_doc: dict[str, Any], tmp_path: Path
+) -> None:
+    load(driver, trend_doc, tmp_path / "trend.html")
+    assert severe(driver) == []
+    section = driver.find_element("id", "trend")
+    driver.execute_script("arguments[0].scrollIntoView()", section)
+    shown = section.find_elements("css selector", "g.trend-point")
+    expected = sum(p is not None for a in trend_doc["trend"]["arms"].values()
+                   for series in a["points"].values() for p in series)  # fmt: skip
+    assert len(shown) == expected and all(g.is_displayed() for g in shown)
+    panel = section.find_element(
+        "css selector", '.trend-arm[data-arm="with"] .trend-panel[data-metric="sufficient"]'
+    )
+    dots = panel.find_elements("css selector", "g.trend-point")
+    series = trend_doc["trend"]["arms"]["with"]["points"]["sufficient"]
+    assert [float(g.get_attribute("data-share")) for g in dots] == [p["share"] for p in series]
+    # On screen: the runs left to right, the fall drawn lower, and the ring around the fallen point.
+    centres = [g.find_elements("css selector", "circle")[-1].rect for g in dots]
+    xs = [c["x"] + c["width"] / 2 for c in centres]
+    ys = [c["y"] + c["height"] / 2 for c in centres]
+    assert xs == sorted(xs) and len(set(xs)) == 3
+    assert ys[0] == ys[1] < ys[2]
+    (ring,) = panel.find_elements("css selector", "circle.change-mark")
+    assert ring.is_displayed()
+    r = ring.rect
+    assert abs(r["x"] + r["width"] / 2 - xs[2]) < 1 and abs(r["y"] + r["height"] / 2 - ys[2]) < 1
+    assert dots[2].get_attribute("data-beyond") == "true" and dots[2].get_attribute("data-worse") == "true"
+    assert panel.find_element("css selector", "text.change-arrow").text == "▼"
+    labels = [t.text for t in panel.find_elements("css selector", "text.run-label")]
+    assert labels[:2] == ["nightly-1", "89abcdef"] and labels[2].startswith("<img src=x")
     assert severe(driver) == []

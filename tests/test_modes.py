@@ -141,7 +141,9 @@ def test_a_k_selection_writes_a_partial_report_that_a_baseline_refuses(pytester,
     root = good_campaign(pytester.path / "camp")
     result = pytester.runpytest(f"--explore-suff={root}", "-k", "new-1 or new-2", *dist)
     result.assert_outcomes(passed=2, deselected=0 if dist else 2)  # xdist's controller does not count them
-    result.stdout.fnmatch_lines(["*partial run: 2 of 4 transcripts ran (2 deselected (-k, -m, --lf, --sw))*"])
+    result.stdout.fnmatch_lines(
+        ["*partial run: 2 of 4 transcripts ran (2 deselected (-k, -m, --lf, --sw, shards))*"]
+    )
     cov = report(pytester)["coverage"]
     assert (cov["complete"], cov["collected"], cov["ran"]) == (False, 4, 2)
     assert cov["not_run"] == [
