@@ -5,30 +5,96 @@ The library layer imports nothing from pytest (only the pytest side does: ``plug
 
     from pytest_explore_suff import judge
     verdict = judge("stream-json", ["run-headless-with.jsonl"])
+
+Every pytest run of a project that has the plugin installed imports this
+package (the plugin is its submodule), campaign or not: the public names are
+imported from their modules when first asked for (PEP 562), not here.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
+import types
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
 
-from .buckets import BUCKETS, KEYS
-from .campaign import Campaign, Transcript, discover
-from .classify import Call, Verdict, classify
-from .events import Collector, ToolSpec
-from .readers import NotATranscript, TranscriptError, Unreadable, base, load
-from .sources import ArchiveSource, active_sources, opener
+if TYPE_CHECKING:
+    from .buckets import BUCKETS, KEYS
+    from .campaign import Campaign, Transcript, discover
+    from .classify import Call, Verdict, classify
+    from .events import Collector, ToolSpec
+    from .readers import NotATranscript, TranscriptError, Unreadable, base, load
+    from .sources import ArchiveSource, active_sources, opener
 
-try:
-    __version__ = version("pytest-explore-suff")
-except PackageNotFoundError:  # pragma: no cover - run from a source tree that was never installed
-    __version__ = "unknown"
+    __version__: str
 
 __all__ = [
     "BUCKETS", "KEYS", "Call", "Campaign", "Collector", "NotATranscript", "ToolSpec",
     "Transcript", "TranscriptError", "Unreadable", "Verdict", "classify", "discover",
     "judge", "load",
 ]  # fmt: skip
+
+#: name -> the module it comes from (relative to this package)
+_LAZY = {
+    **dict.fromkeys(("BUCKETS", "KEYS"), ".buckets"),
+    **dict.fromkeys(("Campaign", "Transcript", "discover"), ".campaign"),
+    **dict.fromkeys(("Call", "Verdict", "classify"), ".classify"),
+    **dict.fromkeys(("Collector", "ToolSpec"), ".events"),
+    **dict.fromkeys(("NotATranscript", "TranscriptError", "Unreadable", "base", "load"), ".readers"),
+    **dict.fromkeys(("ArchiveSource", "active_sources", "opener"), ".sources"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "__version__":
+        value: Any = _version()
+    elif name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # asked for once: a plain attribute from now on
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, "__version__"})
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pytest-explore-suff")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree that was never installed
+        return "unknown"
+
+
+class _Package(types.ModuleType):
+    """Keeps ``classify`` the function once the submodule of the same name is imported.
+
+    Importing a submodule sets it as an attribute of its package, over the
+    function this package exports under that name; eagerly imported, the
+    function came second and won. Imported lazily, the submodule may come
+    later (the report imports it): its function is kept instead.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+
+def _bind_all() -> None:
+    """Every lazy name bound here: `judge` looks them up as this module's globals (a test
+    may replace ``classify`` or ``load`` on the package, and `judge` calls the replacement)."""
+    namespace = globals()
+    for name in _LAZY:
+        if name not in namespace:
+            __getattr__(name)
 
 
 def judge(
@@ -45,6 +111,8 @@ def judge(
     closed here. ``max_line``: lines longer than this many bytes are corrupt
     (default `readers.base.MAX_LINE`).
     """
+    if "opener" not in globals():
+        _bind_all()
     own = ArchiveSource(archive) if archive is not None and active_sources() is None else None
     token = base.max_line.set(max_line) if max_line is not None else None
     try:

@@ -28,10 +28,9 @@ XDIST_CONTROLLER = "explore-suff-xdist"
 
 
 def configure(config: pytest.Config) -> None:
-    settings = Settings(config)
-    config.stash[settings_key] = settings
-    if settings.root is None:
-        return
+    """A campaign is asked for (`options.campaign_asked`): set up its run."""
+    settings = config.stash[settings_key]
+    assert settings.root is not None
     # The archives this session reads: listed once, closed at unconfigure, never shared with another run.
     sources = Sources()
     config.stash[sources_key] = (sources, activate(sources))
