@@ -3,6 +3,7 @@ builds the report, decides the gates, writes JSON and HTML and prints the summar
 
 from __future__ import annotations
 
+import gc
 import os
 from contextvars import Token
 from typing import Any
@@ -31,6 +32,7 @@ def configure(config: pytest.Config) -> None:
     """A campaign is asked for (`options.campaign_asked`): set up its run."""
     settings = config.stash[settings_key]
     assert settings.root is not None
+    _freeze_survivors(config)
     # The archives this session reads: listed once, closed at unconfigure, never shared with another run.
     sources = Sources()
     config.stash[sources_key] = (sources, activate(sources))
@@ -68,6 +70,38 @@ def configure(config: pytest.Config) -> None:
     config.stash[reporter_key] = reporter
     config.pluginmanager.register(reporter, "explore-suff-reporter")
     config.pluginmanager.register(xdist.Controller(config), XDIST_CONTROLLER)
+
+
+def _freeze_survivors(config: pytest.Config) -> None:
+    """Keeps the garbage collector from walking, again and again, what the session keeps.
+
+    A campaign's session keeps objects to its end: the items, their transcripts,
+    three reports an item (pytest's terminal reporter holds them). Each full
+    collection walks all of them, and the collector runs one whenever a quarter
+    more has piled up since the last: over tens of thousands of transcripts a
+    walk costs more per transcript the more transcripts came before. Whatever
+    survives a full collection is frozen (`gc.freeze`) right after it, so the
+    next one walks only what came since. Objects frozen are still freed when
+    nothing refers to them; only a reference cycle among them waits for the
+    end of the session, when they are all thawed. A process that froze objects
+    of its own before is left alone.
+    """
+    if gc.get_freeze_count() or _freeze_after_full in gc.callbacks:
+        return
+    gc.callbacks.append(_freeze_after_full)
+
+    def thaw() -> None:
+        gc.callbacks.remove(_freeze_after_full)
+        gc.unfreeze()
+
+    # A cleanup runs after every plugin's unconfigure (pytest's own collects garbage there).
+    config.add_cleanup(thaw)
+
+
+def _freeze_after_full(phase: str, info: dict[str, int]) -> None:
+    # A full collection leaves none of the younger generations: all that is tracked now survived it.
+    if phase == "stop" and info["generation"] == 2:
+        gc.freeze()
 
 
 def _check_root(root: str, given: str) -> None:
