@@ -38,17 +38,18 @@ The targets, as ratios to those floors measured in the same repetitions:
   transcript): (whole run - empty start-up) / decode floor <= 1.5;
 - peak RSS of the plugin process on the ~1 GB campaign < 150 MB.
 
-Reported, not gated: the ~100 MB campaign against its floor, pytest alone per item (whole run / items, and less the
-empty start-up), the explore-heavy ratio that pytest alone on as many items
-plus the decode floor would score (no plugin that decodes every line goes
-below it), the explore-heavy run in the small target's form (plugin / (pytest
-alone on as many items + floor)), what the plugin spends beyond both floors
-per transcript, the small campaign run from a project (``WORKDIR/project``:
-its pytest.ini sets ``testpaths = tests``, whose conftest.py does not cover the
-campaign) against the same run from an empty directory,
-``-n 2`` on the small campaign (peak RSS of the controller, and the sampled sum
-over it and its workers), and the ``-n 2`` speed-up over ``-n 0`` on the ~100
-MB campaign (gated at >= 1.5x only with 4 cores or more).
+Reported, not gated: the ~100 MB campaign against its floor, pytest alone per
+item (whole run / items, and less the empty start-up), the explore-heavy ratio
+that pytest alone on as many items plus the decode floor would score (no
+plugin that decodes every line goes below it), the explore-heavy run in the
+small target's form (plugin / (pytest alone on as many items + floor)), what
+the plugin spends beyond both floors per transcript, the small campaign run
+from a project (``WORKDIR/project``: its pytest.ini sets ``testpaths =
+tests``, whose conftest.py does not cover the campaign) against the same run
+from an empty directory, ``-n 2`` on the small campaign (peak RSS of the
+controller, and the sampled sum over it and its workers), and the ``-n 2``
+speed-up over ``-n 0`` on the ~100 MB campaign (gated at >= 1.5x only with 4
+cores or more).
 
 By default the commands run with bytecode caching on (``PYTHONPYCACHEPREFIX``
 under the workdir, ``PYTHONDONTWRITEBYTECODE`` dropped), as in a normal
