@@ -8,7 +8,8 @@ The library layer imports nothing from pytest (only the pytest side does: ``plug
 
 Every pytest run of a project that has the plugin installed imports this
 package (the plugin is its submodule), campaign or not: the public names are
-imported from their modules when first asked for (PEP 562), not here.
+imported from their modules when first asked for (PEP 562), not here; only
+`ToolSpec` and the limits the options default to are defined here.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ import importlib
 import sys
 import types
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .buckets import BUCKETS, KEYS
     from .campaign import Campaign, Transcript, discover
     from .classify import Call, Verdict, classify
-    from .events import Collector, ToolSpec
+    from .events import Collector
     from .readers import NotATranscript, TranscriptError, Unreadable, base, load
     from .sources import ArchiveSource, active_sources, opener
 
@@ -40,10 +42,36 @@ _LAZY = {
     **dict.fromkeys(("BUCKETS", "KEYS"), ".buckets"),
     **dict.fromkeys(("Campaign", "Transcript", "discover"), ".campaign"),
     **dict.fromkeys(("Call", "Verdict", "classify"), ".classify"),
-    **dict.fromkeys(("Collector", "ToolSpec"), ".events"),
+    "Collector": ".events",
     **dict.fromkeys(("NotATranscript", "TranscriptError", "Unreadable", "base", "load"), ".readers"),
     **dict.fromkeys(("ArchiveSource", "active_sources", "opener"), ".sources"),
 }
+
+
+
+# What the options default to, here so that the options (imported at every pytest start) need
+# no reader: the modules that use them (`events`, `readers.base`, `occupancy`) take them from here.
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """Which tool is judged, and how its responses name the files they ship.
+
+    ``explore`` is a substring of the judged tool's name; ``family`` a substring
+    shared by every tool of the same server (a call to any of them is "explore
+    again") and the name of its CLI (a Bash run of it contaminates an arm);
+    ``marker`` a regular expression whose first group is a returned file's path.
+    """
+
+    explore: str = "codegraph_explore"
+    family: str = "codegraph"
+    marker: str = r"^\*\*`([^`]+)`\*\*"
+
+
+#: Lines longer than this are corrupt: skipped without being held (``--explore-suff-max-line``).
+MAX_LINE = 64 << 20
+#: The nominal context window of the occupancy figures (``--explore-suff-window``).
+DEFAULT_WINDOW = 200_000
 
 
 def __getattr__(name: str) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 
 import orjson
 
-from .defaults import ToolSpec as ToolSpec  # re-exported: its home before the options needed it light
+from . import ToolSpec as ToolSpec  # re-exported: its home before the options needed it light
 from .occupancy import Timeline
 from .shell import invokes
 from .sources import Opener, open_path

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from .defaults import DEFAULT_WINDOW as DEFAULT_WINDOW
+from . import DEFAULT_WINDOW as DEFAULT_WINDOW
 
 FAMILIES = ("tool", "read", "search", "bash", "other")
 FILE_ACCESS = ("read", "search", "bash")

@@ -1,7 +1,7 @@
 """The plugin's options: one table of flags with their ini twins, their validators, and `Settings`.
 
 Imported at every pytest start, a campaign asked for or not: this module and
-what it imports (`defaults`, `gates`) stay clear of the readers, the report
+what it imports (the package's `__init__`, `gates`) stay clear of the readers, the report
 and their dependencies.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .defaults import DEFAULT_WINDOW, MAX_LINE, ToolSpec
+from . import DEFAULT_WINDOW, MAX_LINE, ToolSpec
 from .gates import (
     GATES,
     METRIC_BASELINE_GATES,

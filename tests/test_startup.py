@@ -22,7 +22,6 @@ LIGHT = {
     "pytest_explore_suff.plugin",
     "pytest_explore_suff.hookspecs",
     "pytest_explore_suff.options",
-    "pytest_explore_suff.defaults",
     "pytest_explore_suff.gates",
 }
 #: What a campaign needs, at least: if the import log misses these in a campaign run, it

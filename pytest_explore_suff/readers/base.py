@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
-from ..defaults import MAX_LINE as MAX_LINE
+from .. import MAX_LINE as MAX_LINE
 from ..events import RACE_MARKER, Collector
 from ..jsonl import Undecodable, decode
 from ..sources import MEMBER_ERRORS, ArchiveError
