@@ -26,6 +26,7 @@ reporter_key = pytest.StashKey["Reporter"]()
 sources_key = pytest.StashKey[tuple[Sources, Token[Sources | None]]]()
 
 XDIST_CONTROLLER = "explore-suff-xdist"
+THAW = "explore-suff-gc-thaw"
 
 
 def configure(config: pytest.Config) -> None:
@@ -83,19 +84,33 @@ def _freeze_survivors(config: pytest.Config) -> None:
     survives a full collection is frozen (`gc.freeze`) right after it, so the
     next one walks only what came since. Objects frozen are still freed when
     nothing refers to them; only a reference cycle among them waits for the
-    end of the session, when they are all thawed. A process that froze objects
-    of its own before is left alone.
+    thaw. The thaw comes first thing at the session's finish (or at cleanup, if
+    it never ran): the report, the summaries and other plugins' finish see the
+    collector as it was (``gc.get_referrers`` does not look at frozen objects,
+    and hypothesis, imported for its summary, asks it). A process that froze
+    objects of its own before is left alone.
     """
     if gc.get_freeze_count() or _freeze_after_full in gc.callbacks:
         return
     gc.callbacks.append(_freeze_after_full)
+    thaw = _Thaw()
+    config.pluginmanager.register(thaw, THAW)
+    config.add_cleanup(thaw.thaw)
 
-    def thaw() -> None:
-        gc.callbacks.remove(_freeze_after_full)
-        gc.unfreeze()
 
-    # A cleanup runs after every plugin's unconfigure (pytest's own collects garbage there).
-    config.add_cleanup(thaw)
+class _Thaw:
+    def __init__(self) -> None:
+        self.done = False
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        self.thaw()
+
+    def thaw(self) -> None:
+        if not self.done:
+            self.done = True
+            gc.callbacks.remove(_freeze_after_full)
+            gc.unfreeze()
 
 
 def _freeze_after_full(phase: str, info: dict[str, int]) -> None:

@@ -899,10 +899,13 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session):
     session.config._probe_frozen = seen
+
+def pytest_terminal_summary(config):
+    config._probe_summary = gc.get_freeze_count()
 """
 
 
-def test_what_survives_a_full_collection_is_frozen_for_the_session_and_thawed_at_its_end(pytester):
+def test_what_survives_a_full_collection_is_frozen_while_items_run_and_thawed_when_they_are_done(pytester):
     """The garbage collector walks the items and reports a campaign keeps once, not at every full
     collection; the process gets them back as they were when the session ends."""
     import gc
@@ -916,6 +919,8 @@ def test_what_survives_a_full_collection_is_frozen_for_the_session_and_thawed_at
     recorder.assertoutcome(passed=2)
     [frozen] = recorder.getcalls("pytest_sessionfinish")[0].session.config._probe_frozen
     assert frozen > 1000  # the session's objects (and this test process's): frozen
+    # ... and thawed before the summaries (a plugin there may ask gc.get_referrers)
+    assert recorder.getcalls("pytest_sessionfinish")[0].session.config._probe_summary == 0
     assert gc.get_freeze_count() == 0
     assert gc.callbacks == callbacks
     # Without a campaign the plugin leaves the collector alone.
