@@ -22,10 +22,15 @@ no plugin can go below:
   campaign has transcripts (a conftest's ``pytest.File`` whose ``collect()``
   yields items whose ``runtest`` does nothing; this plugin installed but not
   asked for);
-- pytest's start-up: the same conftest collecting no item (exit status 5).
+- pytest's start-up: the same conftest collecting no item (exit status 5), with
+  this plugin installed but not asked for, and with ``-p no:explore_suff``.
 
 The targets, as ratios to those floors measured in the same repetitions:
 
+- installed but not asked for: pytest's empty start-up / the same with
+  ``-p no:explore_suff`` <= 1.05;
+- asked for, on 10 small transcripts: the run - that empty start-up without
+  the plugin <= 0.10 s;
 - 50,000 small transcripts: whole run / (pytest alone on as many items +
   decode floor) <= 1.3, and peak RSS / pytest alone's <= 1.1 (``-n 0``);
 - a ~95 MB explore-heavy campaign (``generate.py --profile explore-heavy``: 27%
@@ -33,18 +38,18 @@ The targets, as ratios to those floors measured in the same repetitions:
   transcript): (whole run - empty start-up) / decode floor <= 1.5;
 - peak RSS of the plugin process on the ~1 GB campaign < 150 MB.
 
-Reported, not gated: the ~100 MB campaign against its floor, the plugin on 10
-small transcripts, pytest alone per item (whole run / items, and less the
-empty start-up), the explore-heavy ratio that pytest alone on as many items
-plus the decode floor would score (no plugin that decodes every line goes
-below it), the explore-heavy run in the small target's form (plugin / (pytest
-alone on as many items + floor)), what the plugin spends beyond both floors
-per transcript, the small campaign run from a project (``WORKDIR/project``:
-its pytest.ini sets ``testpaths = tests``, whose conftest.py does not cover the
-campaign) against the same run from an empty directory,
-``-n 2`` on the small campaign (peak RSS of the controller, and the sampled sum
-over it and its workers), and the ``-n 2`` speed-up over ``-n 0`` on the ~100
-MB campaign (gated at >= 1.5x only with 4 cores or more).
+Reported, not gated: the ~100 MB campaign against its floor, pytest alone per
+item (whole run / items, and less the empty start-up), the explore-heavy ratio
+that pytest alone on as many items plus the decode floor would score (no
+plugin that decodes every line goes below it), the explore-heavy run in the
+small target's form (plugin / (pytest alone on as many items + floor)), what
+the plugin spends beyond both floors per transcript, the small campaign run
+from a project (``WORKDIR/project``: its pytest.ini sets ``testpaths =
+tests``, whose conftest.py does not cover the campaign) against the same run
+from an empty directory, ``-n 2`` on the small campaign (peak RSS of the
+controller, and the sampled sum over it and its workers), and the ``-n 2``
+speed-up over ``-n 0`` on the ~100 MB campaign (gated at >= 1.5x only with 4
+cores or more).
 
 By default the commands run with bytecode caching on (``PYTHONPYCACHEPREFIX``
 under the workdir, ``PYTHONDONTWRITEBYTECODE`` dropped), as in a normal
@@ -162,6 +167,11 @@ class Measure:
     cmd: list[str] = field(default_factory=list)
     json: Path | None = None
     cwd: Path | None = None  # where the command runs: the empty directory unless set
+
+    @property
+    def dist(self) -> bool:
+        """Run with xdist's -n: its workers are processes of their own."""
+        return "-n" in self.extra
 
 
 def machine() -> list[str]:
@@ -459,6 +469,7 @@ def main(argv: list[str] | None = None) -> int:
             Measure("pytest alone", "small", "pytest"),
             Measure("floor", "small", "floor"),
             Measure("start-up", "empty", "startup"),
+            Measure("no plugin", "empty", "startup", ("-p", "no:explore_suff")),
             Measure("plugin", "heavy", "plugin"),
             Measure("pytest alone", "heavy", "pytest"),
             Measure("floor", "heavy", "floor"),
@@ -468,7 +479,7 @@ def main(argv: list[str] | None = None) -> int:
         if not xdist:
             print("pytest-xdist is not installed: the -n measurements are skipped")
         measures = [m for m in measures if (m.campaign in campaigns or m.kind == "startup")
-                    and (xdist or not m.extra)]  # fmt: skip
+                    and (xdist or not m.dist)]  # fmt: skip
         more_args = shlex.split(args.pytest_args)
         trivial = workdir / "trivial"
         trivial.mkdir(exist_ok=True)
@@ -482,7 +493,7 @@ def main(argv: list[str] | None = None) -> int:
             m.reps = huge_reps if m.campaign == "huge" else reps
             if m.kind == "startup":
                 m.cmd = [*pytest_cmd, "-p", "no:cacheprovider", f"--rootdir={trivial}",
-                         str(trivial / "items-0.trivial"), "-q", *more_args]  # fmt: skip
+                         str(trivial / "items-0.trivial"), "-q", *m.extra, *more_args]  # fmt: skip
                 continue
             c = campaigns[m.campaign]
             slug = f"{m.campaign}-{m.name.replace(' ', '')}"
@@ -525,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
             cells = []
             for m in order:
                 log = workdir / "logs" / f"{m.campaign}-{m.name.replace(' ', '')}-{rep}.log"
-                wall, code, rss, tree, cpu = run_timed(m.cmd, log, m.cwd or cwd, env, tree=bool(m.extra))
+                wall, code, rss, tree, cpu = run_timed(m.cmd, log, m.cwd or cwd, env, tree=m.dist)
                 m.cpus.append(cpu)
                 m.walls.append(wall)
                 m.rss_kb.append(rss)
@@ -557,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
                 m.campaign, f"{c.bytes / 1e6:.1f} MB / {c.transcripts}" if c else "no items", m.name,
                 str(len(m.walls)), fmt_s(wall), fmt_s(min(m.walls)), fmt_s(max(m.walls)),
                 fmt_s(statistics.median(m.cpus)), f"{statistics.median(m.rss_kb) / 1024:.0f} MB"
-                + (f" (sum {statistics.median(m.tree_kb) / 1024:.0f})" if m.extra else ""),
+                + (f" (sum {statistics.median(m.tree_kb) / 1024:.0f})" if m.dist else ""),
                 f"{c.bytes / 1e6 / wall:.1f}" if c else "",
                 ",".join(map(str, sorted(set(m.exit_codes)))), m.summary[:60],
             ])  # fmt: skip
@@ -581,9 +592,25 @@ def main(argv: list[str] | None = None) -> int:
         if up:
             results.append(["(context) pytest start-up, the plugin installed, an empty collection",
                             fmt_s(med[("empty", "start-up")]) + " s", "", "info"])  # fmt: skip
-        if get("base", "plugin"):
-            results.append([f"(context) the plugin on {campaigns['base'].transcripts} small transcripts",
-                            fmt_s(med[("base", "plugin")]) + " s", "", "info"])  # fmt: skip
+        bare = get("empty", "no plugin")
+        if up and bare:
+            tu, tb = med[("empty", "start-up")], med[("empty", "no plugin")]
+            per_rep = [a / b for a, b in zip(up.walls, bare.walls, strict=True)]
+            cpu_ratio = cpu[("empty", "start-up")] / cpu[("empty", "no plugin")]
+            results.append(["installed, not asked for: pytest's empty start-up / the same with "
+                            "-p no:explore_suff",
+                            f"{tu / tb:.2f}x ({tu:.3f} s against {tb:.3f} s; {paired(per_rep)}; "
+                            f"CPU time {cpu_ratio:.2f}x)", "<= 1.05", verdict(tu / tb <= 1.05)])  # fmt: skip
+        b = get("base", "plugin")
+        if b and bare:
+            tp, tb = med[("base", "plugin")], med[("empty", "no plugin")]
+            per_rep = [a - c for a, c in zip(b.walls, bare.walls, strict=True)]
+            extra_cpu = cpu[("base", "plugin")] - cpu[("empty", "no plugin")]
+            results.append([f"asked for, {campaigns['base'].transcripts} small transcripts: the run - "
+                            "pytest's empty start-up with -p no:explore_suff",
+                            f"{tp - tb:+.3f} s ({tp:.3f} s against {tb:.3f} s; paired per rep "
+                            f"{min(per_rep):+.3f}-{max(per_rep):+.3f} s; CPU time {extra_cpu:+.3f} s)",
+                            "<= 0.10 s", verdict(tp - tb <= 0.10)])  # fmt: skip
         p, alone, f = get("small", "plugin"), get("small", "pytest alone"), get("small", "floor")
         if p and alone and f:
             tp, ta, tf = med[("small", "plugin")], med[("small", "pytest alone")], med[("small", "floor")]

@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from . import ToolSpec as ToolSpec  # re-exported: its home before the options needed it light
 from .occupancy import Timeline
 from .shell import invokes
 from .sources import Opener, open_path
@@ -32,21 +33,6 @@ RACE_MARKER = "No such tool available"
 END_OF_RUN = "\x00end of run"
 #: D8: where the judged tool's query is, when it is not codegraph's and has no ``query``.
 QUERY_FALLBACKS = ("task", "symbol", "question", "topic", "pattern", "libraryName")
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """Which tool is judged, and how its responses name the files they ship.
-
-    ``explore`` is a substring of the judged tool's name; ``family`` a substring
-    shared by every tool of the same server (a call to any of them is "explore
-    again") and the name of its CLI (a Bash run of it contaminates an arm);
-    ``marker`` a regular expression whose first group is a returned file's path.
-    """
-
-    explore: str = "codegraph_explore"
-    family: str = "codegraph"
-    marker: str = r"^\*\*`([^`]+)`\*\*"
 
 
 TOOL_KINDS = ("explore", "read", "search", "bash", "other")

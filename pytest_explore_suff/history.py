@@ -21,9 +21,9 @@ from typing import Any
 
 import orjson
 
+from . import DEFAULT_STORAGE as DEFAULT_STORAGE
 from .report import READABLE_SCHEMAS
 
-DEFAULT_STORAGE = ".explore-suff"
 _SAVED = re.compile(r"^(?P<number>\d{4,})_(?P<label>.*)_(?P<time>\d{8}T\d{6}Z)\.json$")
 
 

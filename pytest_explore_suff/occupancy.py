@@ -15,9 +15,10 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from . import DEFAULT_WINDOW as DEFAULT_WINDOW
+
 FAMILIES = ("tool", "read", "search", "bash", "other")
 FILE_ACCESS = ("read", "search", "bash")
-DEFAULT_WINDOW = 200_000
 FALLBACK_CPT = 3.0
 #: a clean gap: more than this many characters added, at least this share of them tool output
 CLEAN_CHARS = 500

@@ -1,4 +1,9 @@
-"""The plugin's options: one table of flags with their ini twins, their validators, and `Settings`."""
+"""The plugin's options: one table of flags with their ini twins, their validators, and `Settings`.
+
+Imported at every pytest start, a campaign asked for or not: this module and
+what it imports (the package's `__init__`, `gates`) stay clear of the readers, the report
+and their dependencies.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from .events import ToolSpec
+from . import DEFAULT_STORAGE, DEFAULT_WINDOW, MAX_LINE, ToolSpec
 from .gates import (
     GATES,
     METRIC_BASELINE_GATES,
@@ -21,9 +26,6 @@ from .gates import (
     parse_growth,
     parse_threshold,
 )
-from .history import DEFAULT_STORAGE
-from .occupancy import DEFAULT_WINDOW
-from .readers.base import MAX_LINE
 
 DEFAULT_JSON = "explore-suff.json"
 
@@ -150,6 +152,20 @@ def campaign_roots(config: pytest.Config) -> list[str]:
         ini = _ini_path(config, config.getini("explore_suff"))
         given = [ini] if ini else []
     return [os.path.abspath(root) for root in given if root]
+
+
+def configure(config: pytest.Config) -> Settings:
+    """The options resolved, once per run (also when no campaign is asked for: a bad value is
+    an error either way)."""
+    settings = config.stash[settings_key] = Settings(config)
+    return settings
+
+
+def campaign_asked(config: pytest.Config) -> bool:
+    """Whether this run grades a campaign: what every hook asks first, before importing the
+    modules that do the work."""
+    settings = config.stash.get(settings_key, None)
+    return settings is not None and settings.root is not None
 
 
 def _gates(config: pytest.Config, table: dict[str, tuple[str, str]]) -> list[Gate]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -174,6 +174,15 @@ def _either(readers: Sequence[Reader]) -> re.Pattern[str] | None:
         return re.compile("")
 
 
+def _another_copy(item: Any) -> bool:
+    """A `Reader` of another import of this very module. The plugin imports its readers only
+    when a campaign is asked for, so a process that runs pytest more than once (pytester's
+    in-process runs, which drop the modules a run imported) can hold a reader made by the
+    module of an earlier run: the same class, by its module and name, and the same fields."""
+    cls = type(item)
+    return cls.__module__ == __name__ and cls.__qualname__ == Reader.__qualname__
+
+
 def collect(results: Iterable[Any]) -> Readers:
     """The readers the hook's implementations returned (each a `Reader` or a list of them)."""
     out: list[Reader] = []
@@ -182,6 +191,8 @@ def collect(results: Iterable[Any]) -> Readers:
         for item in items:
             if item is None:
                 continue
+            if not isinstance(item, Reader) and _another_copy(item):
+                item = Reader(**{f.name: getattr(item, f.name) for f in fields(Reader) if f.init})
             if not isinstance(item, Reader):
                 raise TypeError(f"pytest_explore_suff_readers returned {type(item).__name__}, not a Reader")
             out.append(item)

@@ -3,6 +3,7 @@ builds the report, decides the gates, writes JSON and HTML and prints the summar
 
 from __future__ import annotations
 
+import gc
 import os
 from contextvars import Token
 from typing import Any
@@ -14,7 +15,8 @@ from . import history, xdist
 from .campaign import discover, shown
 from .compare import BaselineError, load_baseline
 from .document import Coverage, Options, Report, build
-from .nodes import RECORD_ATTR, campaign_key, deselected_key, inside, readers_of
+from .guard import inside
+from .nodes import RECORD_ATTR, campaign_key, deselected_key, readers_of
 from .options import Settings, settings_key
 from .report import write_atomic, write_chunks_atomic
 from .sources import ARCHIVE_SUFFIXES, ArchiveError, Sources, activate, deactivate, is_archive
@@ -25,13 +27,14 @@ reporter_key = pytest.StashKey["Reporter"]()
 sources_key = pytest.StashKey[tuple[Sources, Token[Sources | None]]]()
 
 XDIST_CONTROLLER = "explore-suff-xdist"
+THAW = "explore-suff-gc-thaw"
 
 
 def configure(config: pytest.Config) -> None:
-    settings = Settings(config)
-    config.stash[settings_key] = settings
-    if settings.root is None:
-        return
+    """A campaign is asked for (`options.campaign_asked`): set up its run."""
+    settings = config.stash[settings_key]
+    assert settings.root is not None
+    _freeze_survivors(config)
     # The archives this session reads: listed once, closed at unconfigure, never shared with another run.
     sources = Sources()
     config.stash[sources_key] = (sources, activate(sources))
@@ -59,7 +62,7 @@ def configure(config: pytest.Config) -> None:
     # on the command line are collected along with it.
     named = config.args if config.args_source == pytest.Config.ArgsSource.ARGS else []
     others = [a for a in named if os.path.abspath(a) != root]
-    # A campaign in a folder named too is collected by that folder's walk (`nodes.keep_campaign`):
+    # A campaign in a folder named too is collected by that folder's walk (`guard.keep_campaign`):
     # named as well, pytest 8 would collect the folder only as far as the campaign.
     within = any(os.path.isdir(a) and inside(root, (os.path.abspath(a),)) for a in others)
     config.args[:] = others if within else [root, *others]
@@ -76,6 +79,52 @@ def configure(config: pytest.Config) -> None:
     config.stash[reporter_key] = reporter
     config.pluginmanager.register(reporter, "explore-suff-reporter")
     config.pluginmanager.register(xdist.Controller(config), XDIST_CONTROLLER)
+
+
+def _freeze_survivors(config: pytest.Config) -> None:
+    """Keeps the garbage collector from walking, again and again, what the session keeps.
+
+    A campaign's session keeps objects to its end: the items, their transcripts,
+    three reports an item (pytest's terminal reporter holds them). Each full
+    collection walks all of them, and the collector runs one whenever a quarter
+    more has piled up since the last: over tens of thousands of transcripts a
+    walk costs more per transcript the more transcripts came before. Whatever
+    survives a full collection is frozen (`gc.freeze`) right after it, so the
+    next one walks only what came since. Objects frozen are still freed when
+    nothing refers to them; only a reference cycle among them waits for the
+    thaw. The thaw comes first thing at the session's finish (or at cleanup, if
+    it never ran): the report, the summaries and other plugins' finish see the
+    collector as it was (``gc.get_referrers`` does not look at frozen objects,
+    and hypothesis, imported for its summary, asks it). A process that froze
+    objects of its own before is left alone.
+    """
+    if gc.get_freeze_count() or _freeze_after_full in gc.callbacks:
+        return
+    gc.callbacks.append(_freeze_after_full)
+    thaw = _Thaw()
+    config.pluginmanager.register(thaw, THAW)
+    config.add_cleanup(thaw.thaw)
+
+
+class _Thaw:
+    def __init__(self) -> None:
+        self.done = False
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        self.thaw()
+
+    def thaw(self) -> None:
+        if not self.done:
+            self.done = True
+            gc.callbacks.remove(_freeze_after_full)
+            gc.unfreeze()
+
+
+def _freeze_after_full(phase: str, info: dict[str, int]) -> None:
+    # A full collection leaves none of the younger generations: all that is tracked now survived it.
+    if phase == "stop" and info["generation"] == 2:
+        gc.freeze()
 
 
 def _check_root(root: str, given: str) -> None:

@@ -888,3 +888,46 @@ def test_no_character_the_terminal_escapes_is_printable():
     printable = "".join(c for c in map(chr, range(0x110000)) if c.isprintable())
     assert _CONTROL.search(printable) is None
     assert clean("a\x1b[31mb\u202e") == "a\\x1b[31mb\\u202e"
+
+
+FREEZE_PROBE = """
+import gc
+
+seen = []
+
+def pytest_runtest_logreport(report):
+    if report.when == "teardown" and not seen:
+        gc.collect()  # a full collection, as the collector runs one on its own once enough piled up
+        seen.append(gc.get_freeze_count())
+
+def pytest_sessionfinish(session):
+    session.config._probe_frozen = seen
+
+def pytest_terminal_summary(config):
+    config._probe_summary = gc.get_freeze_count()
+"""
+
+
+def test_what_survives_a_full_collection_is_frozen_while_items_run_and_thawed_when_they_are_done(pytester):
+    """The garbage collector walks the items and reports a campaign keeps once, not at every full
+    collection; the process gets them back as they were when the session ends."""
+    import gc
+
+    pytester.makepyfile(probe=FREEZE_PROBE)
+    pytester.syspathinsert()
+    root = ab_campaign(pytester.path / "camp", with_runs=[sufficient_run()], without_runs=[no_explore_run()])
+    callbacks = list(gc.callbacks)
+    assert gc.get_freeze_count() == 0
+    recorder = pytester.inline_run(f"--explore-suff={root}", "-p", "probe")
+    recorder.assertoutcome(passed=2)
+    [frozen] = recorder.getcalls("pytest_sessionfinish")[0].session.config._probe_frozen
+    assert frozen > 1000  # the session's objects (and this test process's): frozen
+    # ... and thawed before the summaries (a plugin there may ask gc.get_referrers)
+    assert recorder.getcalls("pytest_sessionfinish")[0].session.config._probe_summary == 0
+    assert gc.get_freeze_count() == 0
+    assert gc.callbacks == callbacks
+    # Without a campaign the plugin leaves the collector alone.
+    pytester.makepyfile(test_plain="def test_plain(): pass")
+    recorder = pytester.inline_run("test_plain.py", "-p", "probe")
+    recorder.assertoutcome(passed=1)
+    assert recorder.getcalls("pytest_sessionfinish")[0].session.config._probe_frozen == [0]

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
+from .. import MAX_LINE as MAX_LINE
 from ..events import RACE_MARKER, Collector, compact_json
 from ..jsonl import Undecodable, decode
 from ..sources import MEMBER_ERRORS, ArchiveError
@@ -244,8 +245,6 @@ def _why(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
-#: Lines longer than this are corrupt: skipped without being held (``--explore-suff-max-line``).
-MAX_LINE = 64 << 20
 #: The limit of the transcripts read in this context (the plugin sets its option's value).
 max_line: ContextVar[int] = ContextVar("max_line", default=MAX_LINE)
 CHUNK = 1 << 20  # how much of an overlong line is read at a time while it is skipped

@@ -1,0 +1,148 @@
+"""Installed and not asked for, the plugin costs pytest's start-up next to nothing.
+
+Every pytest run of a project that has the plugin in its test dependencies
+imports it (and every xdist worker does). These runs are whole processes in a
+project without a conftest.py, with Python's import log on
+(``PYTHONPROFILEIMPORTTIME``, which xdist's workers inherit): what the package
+imports there is what the plugin costs a project that never asks for a campaign.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+from builders import ab_campaign, no_explore_run, sufficient_run
+
+#: What registering the options and the hooks needs: nothing that reads or reports a campaign.
+LIGHT = {
+    "pytest_explore_suff",
+    "pytest_explore_suff.plugin",
+    "pytest_explore_suff.hookspecs",
+    "pytest_explore_suff.options",
+    "pytest_explore_suff.guard",  # keeps a campaign data: runs at every start-up, imports only options
+    "pytest_explore_suff.gates",
+}
+#: What a campaign needs, at least: if the import log misses these in a campaign run, it
+#: would miss them in a run without one too.
+CAMPAIGN = {
+    "pytest_explore_suff.nodes",
+    "pytest_explore_suff.session",
+    "pytest_explore_suff.readers",
+    "pytest_explore_suff.classify",
+    "pytest_explore_suff.report",
+}
+_IMPORTED = re.compile(r"^import time:\s*\d+\s*\|\s*\d+\s*\|\s*(\S+)\s*$", re.MULTILINE)
+
+
+def imported(stderr: str) -> set[str]:
+    """The modules the import log names, in every process whose stderr it is."""
+    return set(_IMPORTED.findall(stderr))
+
+
+def ours(modules: set[str]) -> set[str]:
+    return {m for m in modules if m == "pytest_explore_suff" or m.startswith("pytest_explore_suff.")}
+
+
+@pytest.fixture
+def import_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPROFILEIMPORTTIME", "1")
+
+
+@pytest.fixture
+def small_campaign(pytester: pytest.Pytester) -> str:
+    root = pytester.path / "camp"
+    ab_campaign(
+        root, with_runs=[sufficient_run("one"), sufficient_run("two")], without_runs=[no_explore_run()]
+    )
+    return str(root)
+
+
+def run(pytester: pytest.Pytester, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=pytester.path, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--co"], ["--co", "-q"], ["-q"], ["-n", "2"], ["-k", "nothing"], ["--explore-suff="]],
+    ids=["co", "co-q", "run", "n2", "k", "switched-off"],
+)
+def test_a_run_without_a_campaign_imports_only_the_options(pytester, import_log, args):
+    pytester.makepyfile(test_project="def test_one(): pass\ndef test_two(): pass")
+    done = run(pytester, *args)
+    assert done.returncode in (0, 5), done.stdout + done.stderr
+    modules = imported(done.stderr)
+    # The plugin was loaded (pytest imports it through importlib, which the log leaves out:
+    # its own imports are there).
+    assert "pytest_explore_suff.options" in modules
+    if "-n" in args:
+        assert "xdist.remote" in modules  # the workers' imports are in the log too
+    assert ours(modules) <= LIGHT, sorted(ours(modules) - LIGHT)
+
+
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["n0", "n2"])
+def test_asked_for_the_plugin_imports_what_the_campaign_needs_and_runs_it(
+    pytester, import_log, small_campaign, dist
+):
+    pytester.makepyfile(test_project="def test_one(): pass")
+    done = run(pytester, f"--explore-suff={small_campaign}", "--explore-suff-json=r.json", *dist)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ours(imported(done.stderr)) >= CAMPAIGN
+    assert "= explore sufficiency =" in done.stdout
+    assert "3 passed" in done.stdout  # the campaign's transcripts; named paths only join it
+    assert (pytester.path / "r.json").is_file()
+
+
+def test_a_campaign_set_in_the_ini_file_is_asked_for(pytester, import_log, small_campaign):
+    pytester.makeini(f"[pytest]\nexplore_suff = {small_campaign}\nexplore_suff_json = none\n")
+    done = run(pytester, "-q")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert ours(imported(done.stderr)) >= CAMPAIGN
+    assert "3 passed" in done.stdout
+
+
+def test_the_plain_and_xdist_reports_agree_in_fresh_processes(pytester, small_campaign):
+    for name, dist in (("plain.json", []), ("dist.json", ["-n", "2"])):
+        done = run(pytester, f"--explore-suff={small_campaign}", f"--explore-suff-json={name}", *dist)
+        assert done.returncode == 0, done.stdout + done.stderr
+    assert (pytester.path / "plain.json").read_bytes() == (pytester.path / "dist.json").read_bytes()
+
+
+def test_a_bad_ini_value_is_an_error_with_or_without_a_campaign(pytester):
+    pytester.makeini("[pytest]\nexplore_suff_window = lots\n")
+    done = run(pytester, "--co")
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "ini explore_suff_window: 'lots': expected a number of tokens" in done.stderr
+
+
+PUBLIC = """
+import sys
+import pytest_explore_suff as pkg
+light = {m for m in sys.modules if m.startswith("pytest_explore_suff")}
+print(sorted(light))
+import pytest_explore_suff.report  # imports the submodule classify, after the package
+from pytest_explore_suff import *  # noqa
+from pytest_explore_suff import classify, judge, __version__
+assert callable(classify) and classify.__module__ == "pytest_explore_suff.classify", classify
+assert all(getattr(pkg, name) is not None for name in pkg.__all__)
+assert isinstance(__version__, str)
+verdict, collector = judge("stream-json", [sys.argv[1]])
+print(verdict.answered, sorted(verdict.counts.items()))
+"""
+
+
+def test_the_package_imports_its_names_when_asked_and_they_are_the_same(tmp_path):
+    path = sufficient_run("q").write(tmp_path / "run-new.jsonl")
+    done = subprocess.run(
+        [sys.executable, "-c", PUBLIC, str(path)], capture_output=True, text=True, check=False, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    first, last = done.stdout.splitlines()
+    assert first == "['pytest_explore_suff']"  # importing the package imports nothing else of it
+    assert last.startswith("1 [")
+    assert "('sufficient', 1)" in last
