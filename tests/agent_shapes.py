@@ -21,6 +21,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from builders import Run, with_usage
+
 CODEX_EXPLORE = "mcp__codegraph__codegraph_explore"
 GEMINI_EXPLORE = "codegraph_explore"
 SHELLS = ("shell", "shell_command", "exec_command", "local_shell_call")
@@ -1202,3 +1204,24 @@ def write_crush_db(path: Path, sessions: list[CrushSession]) -> None:
             )
     conn.commit()
     conn.close()
+
+
+def mixed_estimated_campaign(root: Path) -> Path:
+    """Arm ``with``: a Copilot session (occupancy estimated, M10) and a Qwen chat (measured);
+    arm ``without``: a Claude Code run (measured)."""
+    s = CopilotSession()
+    s.user("find f")
+    s.step(s.explore(), results=[explore_text(["lib/a.py"]) + "t" * 2000])
+    s.step(s.call("view", path="lib/a.py"), results=["r" * 1000])
+    s.finish("done")
+    s.shutdown(current=12000, system=1000, tools=1000)
+    s.write(root / "q1" / "run-with-1.jsonl")
+    chat = QwenChat()
+    chat.step(chat.explore(), results=[explore_text(["lib/a.py"])])
+    chat.finish()
+    chat.write(root / "q1" / "run-with-2.jsonl")
+    run = Run()
+    run.step(run.use("Grep", pattern="f"), "lib/a.js")
+    run.finish()
+    with_usage(run, 5000).write(root / "q1" / "run-without-1.jsonl")
+    return root
