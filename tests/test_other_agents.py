@@ -18,6 +18,7 @@ from agent_shapes import (
     ContinueSession,
     CrushSession,
     OpenCodeSession,
+    OpenHandsConversation,
     OpenHandsSession,
     explore_text,
     write_crush_db,
@@ -355,6 +356,99 @@ def test_openhands_occupancy_is_measured_from_each_model_responses_prompt_tokens
     # two actions of one response are one request
     assert (o["ctx_base"], o["turns"], o["ctx_final"], o["compactions"]) == (2000, 3, s.tokens, 1)
     assert o["chars"]["read"] == 2000
+
+
+# -- OpenHands, the software-agent-sdk's conversation folders ---------------------------------
+
+
+def sdk(c: OpenHandsConversation, tmp_path: Path) -> Any:
+    folder = c.write(tmp_path / "conversations" / c.id)
+    return judge("openhands-sdk", sorted(str(p) for p in folder.rglob("*.json")))
+
+
+def test_an_openhands_sdk_conversation_folder_is_one_transcript(tmp_path):
+    c = OpenHandsConversation()
+    c.user("where is f?")
+    for n in range(11):  # event-00010 after event-00002: read in index order
+        c.step(c.call("think", "ThinkAction", thought=f"step {n}"))
+    c.step(c.explore(), results=[explore_text(["lib/a.py"])])
+    c.step(c.call("file_editor", "FileEditorAction", command="view", path="/work/t/lib/a.py"))
+    c.finish("in lib/a.py")
+    c.write(tmp_path / "conversations" / c.id)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "base_state.json").write_text('{"name": "not a conversation"}')
+    campaign = discover(str(tmp_path))
+    [found] = campaign.transcripts
+    assert (found.path, found.kind, found.agent, found.arm) == (
+        f"conversations/{c.id}", "openhands-sdk", "openhands", "openhands",
+    )  # fmt: skip
+    assert len(found.rel_files) == len(c.events) + 1
+    assert [d["path"] for d in campaign.ignored] == ["other/base_state.json"]
+    verdict, collector = judge("openhands-sdk", found.files)
+    assert labels(verdict) == [("read_returned", "Read a.py")]
+    assert collector.answer() == "in lib/a.py"
+    assert collector.tools["other"] == 11  # the thinks; finish is no call
+
+
+def test_openhands_sdk_tools_map_onto_the_contracts_notions(tmp_path):
+    c = OpenHandsConversation()
+    c.user("where is f?")
+    c.step(c.explore("a"), results=[explore_text(["lib/a.py"], ["lib/b.py"])])
+    c.step(c.call("task_tracker", "TaskTrackerAction", command="plan", task_list=[]))  # bookkeeping
+    c.step(c.call("file_editor", "FileEditorAction", command="view", path="/work/t/lib/b.py"))
+    c.step(c.explore("b"), results=[explore_text(["lib/a.py"])])
+    c.step(c.call("grep", "GrepAction", pattern="def f", path="lib"))
+    c.step(c.explore("c"), results=[explore_text(["lib/a.py"])])
+    c.step(c.call("terminal", "TerminalAction", command="cat lib/a.py"))
+    c.step(c.explore("d"), results=[("error", "MCP error -32603: boom")])
+    c.step(c.explore("e"), results=[("rejected", "the user said no")])
+    c.step(c.explore("f"), results=[explore_text(["lib/a.py"])])
+    c.step(c.call("delegate", "DelegateAction", command="spawn", ids=["x"]))
+    c.step(c.explore("g"), c.call("glob", "GlobAction", pattern="lib/*.py"),
+           results=[explore_text(["lib/a.py"]), "lib/a.py"])  # fmt: skip
+    c.step(c.call("file_editor", "FileEditorAction", command="str_replace", path="lib/a.py", old_str="a",
+                  new_str="b"))  # fmt: skip
+    c.finish("f is in `lib/a.py`")
+    verdict, collector = sdk(c, tmp_path)
+    assert labels(verdict) == [
+        ("read_missed", "Read b.py (named, not returned)"),
+        ("search", "Grep"),
+        ("read_returned", "Bash Read a.py"),
+        ("sufficient", "delegate"),
+        ("sufficient", "file_editor"),
+    ]
+    assert (verdict.errored, verdict.concurrent) == (2, 1)
+    assert collector.tools == {"explore": 7, "read": 1, "search": 2, "bash": 1, "other": 3}
+    assert collector.answer() == "f is in `lib/a.py`"
+
+
+def test_openhands_sdk_occupancy_is_measured_from_each_responses_token_usage(tmp_path):
+    c = OpenHandsConversation()
+    c.user("where is f?")
+    c.step(c.explore(), results=[explore_text(["lib/a.py"]) + "x" * 3000], prompt_tokens=2000)
+    c.step(c.call("file_editor", "FileEditorAction", command="view", path="lib/a.py"),
+           c.call("file_editor", "FileEditorAction", command="view", path="lib/b.py"),
+           results=["y" * 1500, "z" * 500], prompt_tokens=3300)  # fmt: skip
+    c.condense()
+    c.finish("in lib/a.py")
+    verdict, collector = sdk(c, tmp_path)
+    o = measure(verdict, collector)["occupancy"]
+    # two actions of one response are one request; the finish is the last
+    assert (o["ctx_base"], o["turns"], o["ctx_final"], o["compactions"]) == (2000, 3, c.tokens, 1)
+    assert o["chars"]["read"] == 2000
+    assert collector.processed == sum(u["prompt_tokens"] + 60 for u in c.usages)
+
+
+def test_an_openhands_sdk_conversation_without_its_state_has_no_token_figures(tmp_path):
+    c = OpenHandsConversation()
+    c.step(c.explore(), results=[explore_text(["lib/a.py"])])
+    c.finish("done")
+    folder = c.write(tmp_path / c.id)
+    (folder / "base_state.json").unlink()
+    verdict, collector = judge("openhands-sdk", sorted(str(p) for p in folder.rglob("*.json")))
+    assert verdict.answered == 1
+    m = measure(verdict, collector)
+    assert m["occupancy"] is None and m["occupancy_reason"]
 
 
 # -- OpenCode ------------------------------------------------------------------------------------
