@@ -23,6 +23,7 @@ from agent_shapes import (
     explore_text,
     write_crush_db,
     write_opencode_db,
+    write_opencode_storage,
 )
 from helpers import report
 
@@ -537,6 +538,65 @@ def test_an_opencode_export_is_read_as_the_same_session(tmp_path):
     assert collector.answer() == "f is in `lib/a.py`"
 
 
+def test_an_opencode_storage_folder_is_a_campaign_of_its_sessions(tmp_path):
+    a, a_child = opencode_run("ses_a")
+    b, _ = opencode_run("ses_b")
+    storage = write_opencode_storage(tmp_path / "proj", [a, a_child, b])
+    # a part whose message is not in the storage belongs to no session
+    (storage / "part" / "msg_gone").mkdir()
+    orphan = {"id": "prt_1", "messageID": "msg_gone", "sessionID": "ses_z", "type": "text"}
+    (storage / "part" / "msg_gone" / "prt_1.json").write_text(json.dumps(orphan))
+    campaign = discover(str(tmp_path))
+    found = [(t.path, t.kind, t.agent, t.arm, t.group, t.session) for t in campaign.transcripts]
+    # a subagent's session is its caller's delegation thread, not a transcript
+    assert found == [
+        ("proj/storage/ses_a", "opencode-storage", "opencode", "opencode", "proj", "ses_a"),
+        ("proj/storage/ses_b", "opencode-storage", "opencode", "opencode", "proj", "ses_b"),
+    ]
+    assert campaign.ignored == [
+        {
+            "path": "proj/storage/part/msg_gone/prt_1.json",
+            "reason": "belongs to no opencode session of its folder",
+        }
+    ]
+    t = campaign.transcripts[0]
+    child_files = [f for f in t.rel_files if "ses_a_child" in f]
+    assert len(child_files) == 1 + len(a_child.messages)  # its session and its messages travel with ses_a
+    n_parts = sum(len(p) for s in (a, a_child) for _, p in s.messages)
+    assert len(t.rel_files) == 2 + len(a.messages) + len(a_child.messages) + n_parts
+    verdict, collector = judge(t.kind, t.files, session=t.session)
+    # the same session as the database's, read the same
+    db = tmp_path / "db" / "opencode.db"
+    write_opencode_db(db, [a, a_child, b]).close()
+    from_db = judge("opencode", [db], session="ses_a")
+    assert labels(verdict) == labels(from_db[0]) == OPENCODE_LABELS
+    assert verdict.errored == 1 and collector.tools == from_db[1].tools
+    assert collector.answer() == "f is in `lib/a.py`"
+    assert measure(verdict, collector) == measure(*from_db)
+
+
+def test_opencode_storage_sessions_split_by_their_paths_and_parents():
+    def head(rel: str) -> bytes:
+        return b'{"id": "ses_2", "parentID": "ses_1"}' if rel.endswith("ses_2.json") else b'{"id": "x"}'
+
+    files = [
+        "s/storage/message/ses_1/msg_1.json",
+        "s/storage/message/ses_2/msg_2.json",
+        "s/storage/message/ses_3/msg_3.json",  # a session with no session document
+        "s/storage/part/msg_1/prt_1.json",
+        "s/storage/part/msg_2/prt_2.json",
+        "s/storage/part/msg_9/prt_9.json",  # no message: in no session
+        "s/storage/session/p/ses_1.json",
+        "s/storage/session/p/ses_2.json",
+    ]
+    from pytest_explore_suff.readers.opencode import split
+
+    assert split(files, head) == [
+        ("ses_1", sorted([files[0], files[3], files[6], files[1], files[4], files[7]])),
+        ("ses_3", [files[2]]),
+    ]
+
+
 def test_a_damaged_opencode_database_fails_its_own_item_with_one_line(tmp_path):
     (tmp_path / "opencode.db").write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
     [t] = discover(str(tmp_path)).transcripts
@@ -610,6 +670,12 @@ def new_agents_campaign(root: Path) -> Any:
     oh.step(oh.explore(), results=[explore_text(["lib/a.py"])])
     oh.step(oh.call("run", command="grep -rn f lib"))
     oh.write(root / "openhands" / "sessions" / oh.session_id)
+    sdk = OpenHandsConversation()
+    sdk.step(sdk.explore(), results=[explore_text(["lib/a.py"])])
+    sdk.step(sdk.call("grep", "GrepAction", pattern="f", path="lib"))
+    sdk.finish("in lib/a.py")
+    sdk.write(root / "openhands-sdk" / "conversations" / sdk.id)
+    write_opencode_storage(root / "opencode-json", list(opencode_run("ses_s")))
     write_crush_db(root / "crush" / ".crush" / "crush.db", crush_run())
     a, a_child = opencode_run("ses_a")
     b, _ = opencode_run("ses_b")
@@ -625,7 +691,7 @@ def test_every_new_agent_is_a_transcript_with_its_agent_plain_and_under_xdist(py
                                     "--explore-suff-html=r.html", *dist)  # fmt: skip
     finally:
         conn.close()
-    result.assert_outcomes(passed=7)
+    result.assert_outcomes(passed=9)
     doc = report(pytester)
     assert {(r["path"], r["agent"], r["arm"]) for r in doc["transcripts"]} == {
         ("amp/threads/T-5e3a0d2c-7f41-4b6a-9c11-0a1b2c3d4e5f.json", "amp", "amp"),
@@ -635,9 +701,15 @@ def test_every_new_agent_is_a_transcript_with_its_agent_plain_and_under_xdist(py
         ("crush/.crush/crush.db/crush-a", "crush", "crush"),
         ("opencode/opencode.db/ses_a", "opencode", "opencode"),
         ("opencode/opencode.db/ses_b", "opencode", "opencode"),
+        ("openhands-sdk/conversations/5dc0c0a1-7e2f-4c4e-9b1a-2f3c4d5e6f70", "openhands", "openhands"),
+        ("opencode-json/storage/ses_s", "opencode", "opencode"),
     }
     assert all(r["status"] == "classified" for r in doc["transcripts"])
-    assert doc["arms"]["opencode"]["agents"] == {"opencode": 2}
+    assert doc["arms"]["opencode"]["agents"] == {"opencode": 3}
+    assert {r["kind"] for r in doc["transcripts"] if r["agent"] == "openhands"} == {
+        "openhands",
+        "openhands-sdk",
+    }
     # whatever the tools returned is escaped where it is shown
     out = result.stdout.str() + (pytester.path / "r.html").read_text()
     assert "\x1b[31m" not in out and "<img src=x" not in out and "lib/<b>.py" not in out

@@ -51,6 +51,7 @@ READERS: dict[str, Read] = {
     "openhands-sdk": openhands_sdk.read,
     "opencode": opencode.read,
     "opencode-export": opencode.read,
+    "opencode-storage": opencode.read_storage,
     "crush": crush.read,
 }
 #: The agent that writes each kind of transcript.
@@ -58,7 +59,7 @@ AGENTS = {
     "stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini",
     "qwen": "qwen", "copilot": "copilot", "amp": "amp", "cline": "cline",
     "continue": "continue", "openhands": "openhands", "openhands-sdk": "openhands", "opencode": "opencode",
-    "opencode-export": "opencode",
+    "opencode-export": "opencode", "opencode-storage": "opencode",
     "crush": "crush",
 }  # fmt: skip
 
@@ -104,6 +105,9 @@ def builtin_readers() -> list[Reader]:
         Reader("opencode", "opencode", _reading(opencode.read), pattern=opencode.PATTERN,
                sessions=opencode.sessions),
         Reader("opencode-export", "opencode", _reading(opencode.read), head=opencode.looks_like_export),
+        Reader("opencode-storage", "opencode", _reading(opencode.read_storage),
+               head=opencode.looks_like_storage, pattern=opencode.STORAGE_PATTERN,
+               group=opencode.storage_group, split=opencode.split),
         Reader("crush", "crush", _reading(crush.read), pattern=crush.PATTERN, sessions=crush.sessions),
         Reader("interactive", "claude", _reading(interactive.read), line=_session_log),
         Reader("stream-json", "claude", _reading(streamjson.read), line=_stream_json),
