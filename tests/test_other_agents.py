@@ -734,10 +734,17 @@ def test_the_new_agents_report_is_byte_identical_plain_and_under_xdist(pytester)
 def test_a_database_session_is_selected_by_k_like_a_file(pytester):
     root = pytester.path / "c"
     new_agents_campaign(root).close()
-    result = pytester.runpytest(f"--explore-suff={root}", "-p", "no:cacheprovider", "-k", "ses_b or crush")
-    result.assert_outcomes(passed=2, deselected=5)
+    result = pytester.runpytest(
+        f"--explore-suff={root}", "-p", "no:cacheprovider", "-k", "ses_b or ses_s or crush"
+    )
+    result.assert_outcomes(passed=3, deselected=6)
     ran = {r["path"] for r in report(pytester)["transcripts"] if r["status"] == "classified"}
-    assert ran == {"opencode/opencode.db/ses_b", "crush/.crush/crush.db/crush-a"}
+    # a storage folder's session too
+    assert ran == {
+        "opencode/opencode.db/ses_b",
+        "opencode-json/storage/ses_s",
+        "crush/.crush/crush.db/crush-a",
+    }
 
 
 def test_in_an_archive_the_folders_are_read_and_a_database_is_listed_with_the_reason(pytester, tmp_path):
@@ -747,9 +754,14 @@ def test_in_an_archive_the_folders_are_read_and_a_database_is_listed_with_the_re
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(root, arcname="c")
     result = pytester.runpytest(f"--explore-suff={archive}", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=6)
     doc = report(pytester)
-    assert {r["agent"] for r in doc["transcripts"]} == {"amp", "cline", "continue", "openhands"}
+    assert {r["agent"] for r in doc["transcripts"]} == {"amp", "cline", "continue", "openhands", "opencode"}
+    # folders of files are read from the archive: an SDK conversation, a storage folder's session
+    assert {r["path"] for r in doc["transcripts"] if r["kind"] in ("openhands-sdk", "opencode-storage")} == {
+        "openhands-sdk/conversations/5dc0c0a1-7e2f-4c4e-9b1a-2f3c4d5e6f70",
+        "opencode-json/storage/ses_s",
+    }
     reasons = {d["path"]: d["reason"] for d in doc["ignored"]}
     assert set(reasons) >= {"opencode/opencode.db", "crush/.crush/crush.db"}
     assert reasons["opencode/opencode.db"].startswith("a opencode database inside an archive: SQLite reads")
