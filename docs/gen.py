@@ -79,6 +79,9 @@ EXAMPLES: dict[str, Example] = {
         status=True,
     ),
     "mixed-agents": Example("pytest --explore-suff=examples/mixed-agents", stop=r"^$"),
+    "mixed-agents-occupancy": Example(
+        "pytest --explore-suff=examples/mixed-agents", start=r"^residual context occupancy", stop=r"^warning"
+    ),
     "new-vs-baseline": Example(
         "pytest --explore-suff=examples/new-vs-baseline --explore-suff-json=last-week.json",
         start=r"^new against baseline",

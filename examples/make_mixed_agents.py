@@ -7,8 +7,9 @@ same MCP server: Claude Code (headless stream-json runs, ``run-claude-<i>.jsonl`
 OpenAI Codex CLI (rollouts, one of them in the mid-2025 shape), Google
 Gemini CLI (session documents, one in the newer JSONL form, with the CLI's
 ``logs.json`` beside them, which is not a transcript), Amp (threads), Cline
-(task folders, one in the older XML form) and OpenCode (a SQLite database of
-two sessions, one with a subagent). Each agent's column of the summary is its
+(task folders, one in the older XML form), OpenCode (a SQLite database of
+two sessions, one with a subagent) and GitHub Copilot CLI (two sessions, whose
+occupancy is estimated from the window at the end). Each agent's column of the summary is its
 own arm. The event shapes are those of tests/builders.py
 and tests/agent_shapes.py.
 """
@@ -25,6 +26,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from agent_shapes import (  # noqa: E402
     AmpThread,
     ClineTask,
+    CopilotSession,
     GeminiSession,
     OpenCodeSession,
     Rollout,
@@ -136,6 +138,19 @@ def opencode(i: int, question: str, files: list[str]) -> list[OpenCodeSession]:
     return [s, child]
 
 
+def copilot(i: int, question: str, files: list[str]) -> CopilotSession:
+    s = CopilotSession(f"0c0ffee{i}-0000-4000-8000-00000000000{i}")
+    s.user(question)
+    s.step(s.explore(question), results=[explore_text(files, [MISSED])])
+    if i == 1:
+        s.step(s.call("view", path=f"{T}/{files[0]}"), results=["...source..."])
+    else:
+        s.step(s.call("grep", pattern="record_once", path="src"), results=["src/flask/blueprints.py:88"])
+    s.finish("Answered.")
+    s.shutdown(current=21000 + 1000 * i, system=4000, tools=6000)
+    return s
+
+
 def main() -> None:
     shutil.rmtree(OUT, ignore_errors=True)
     for i, (question, files) in enumerate(QUESTIONS, 1):
@@ -157,6 +172,9 @@ def main() -> None:
         cline(i, question, files).write(OUT / "cline" / "tasks" / f"176786580349{i}")
     sessions = [s for i, (q, files) in enumerate(QUESTIONS[:2], 1) for s in opencode(i, q, files)]
     write_opencode_db(OUT / "opencode" / "opencode.db", sessions).close()  # closed: the WAL checkpointed
+    for i, (question, files) in enumerate(QUESTIONS[:2], 1):
+        s = copilot(i, question, files)
+        s.write(OUT / "copilot" / "session-state" / s.session_id / "events.jsonl")
     prompts = (
         '[{"sessionId": "5c1d0001", "messageId": 0, "type": "user", "message": "how does flask route"}]\n'
     )

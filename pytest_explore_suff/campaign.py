@@ -516,9 +516,47 @@ def _units(
             _head_of(actual[r], reader, open_file, archive, campaign.root) for r in sorted(rels)[:8]
         ):
             continue  # not this agent's folder after all: its files are sniffed as any other
+        layout = _layout(f"{key}/-" if key else "-")
+        if reader.split is not None:
+            out.extend(
+                _split(campaign, reader, key, sorted(rels), actual, layout, archive, open_file, pattern)
+            )
+            continue
         files = tuple(actual.pop(r) for r in sorted(rels))
-        arm, group, run = _layout(f"{key}/-" if key else "-")
-        out.append(_unit(campaign, reader, key or ".", files, (arm, group, run), archive, pattern))
+        out.append(_unit(campaign, reader, key or ".", files, layout, archive, pattern))
+    return out
+
+
+def _split(
+    campaign: Campaign, reader: Reader, key: str, rels: list[str], actual: dict[str, str],
+    layout: tuple[str, str, str], archive: str | None, open_file: Opener, pattern: re.Pattern[str] | None,
+) -> list[Transcript]:  # fmt: skip
+    """The transcripts of a group that holds many (`Reader.split`), each named
+    ``<group>/<session id>``; its files in no transcript are listed as ignored."""
+    assert reader.split is not None
+
+    def head(rel: str) -> bytes:
+        kept: list[bytes] = []
+        path = actual[rel] if archive is not None else os.path.join(campaign.root, actual[rel])
+        sniff_document(path, open_file, kept, Readers([]))
+        return kept[0] if kept else b""
+
+    out: list[Transcript] = []
+    taken: set[str] = set()
+    for sid, members in reader.split(rels, head):
+        if not isinstance(sid, str) or not sid:
+            continue
+        files = tuple(actual[m] for m in members if m in actual and m not in taken)
+        taken.update(members)
+        if files:
+            name = f"{key}/{sid}" if key else sid
+            out.append(_unit(campaign, reader, name, files, layout, archive, pattern, sid))
+    for rel in rels:
+        real = actual.pop(rel)
+        if rel not in taken:
+            campaign.ignored.append(
+                {"path": real, "reason": f"belongs to no {reader.agent} session of its folder"}
+            )
     return out
 
 

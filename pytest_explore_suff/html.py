@@ -41,6 +41,8 @@ from .report import write_bytes_atomic
 from .stats import is_number
 from .terminal import (
     ALL_ARMS,
+    ESTIMATED,
+    ESTIMATED_NOTE,
     POOLED,
     allocation_table,
     arm_label,
@@ -202,6 +204,18 @@ def _arm_bar(name: str, agg: Mapping[str, Any], pooled: bool = False) -> dict[st
         "errored": int(agg.get("errored") or 0),
         "concurrent": int(agg.get("concurrent") or 0),
         "segments": segments,
+        **_agents(agg, pooled),
+    }
+
+
+def _agents(agg: Mapping[str, Any], pooled: bool) -> dict[str, Any]:
+    """The arm's transcripts per agent, as text, and whether it mixes agents (its shares then
+    pool them: the page says so, as the terminal's note does; the pooled column mixes arms
+    anyway). A report of schema 1 has none."""
+    agents = [(_shown(a), _int(n)) for a, n in _mapping(agg.get("agents")).items()]
+    return {
+        "agents": ", ".join(f"{a} ({n})" for a, n in agents),
+        "mixed": len(agents) > 1 and not pooled,
     }
 
 
@@ -338,6 +352,9 @@ def _occupancy_bars(
                 residual_retrieval=spread(o.get("residual_retrieval")),
                 share=spread(o.get("share"), pct),
                 ctx_base=tokens(o.get("ctx_base")),
+                # M10: figures that include estimates are marked, as the terminal marks them
+                estimated=_int(o.get("estimated")),
+                mark=ESTIMATED if _int(o.get("estimated")) else "",
                 data={
                     **{k.replace("_", "-"): _num(_mapping(o.get(k)).get("median")) for k in OCC_MEDIANS},
                     "ctx-base": _num(o.get("ctx_base")),
@@ -374,6 +391,7 @@ def _occupancy_bars(
         "width": OCC_WIDTH,
         "families": [{"key": f, "label": FAMILY_LABELS[f], "colour": FAMILY_COLOURS[f]} for f in FAMILIES],
         "any": any("ctx" in r for r in rows),
+        "estimated_note": ESTIMATED_NOTE if any(r.get("mark") for r in rows) else "",
     }
 
 
@@ -939,7 +957,8 @@ def _option_value(value: Any) -> str:
 
 #: Layout of the embedded drill-down data (arrays keep 10,000 transcripts compact):
 #: transcript = [path, arm, group, run, kind, status, reason, flags, answered, errored,
-#:               concurrent, warnings, files, lines, corrupt_lines, calls, allocation, occupancy]
+#:               concurrent, warnings, files, lines, corrupt_lines, calls, allocation, occupancy,
+#:               agent]
 #: call = [thread, query, files, bucket index (-1: unknown), next, named, truncated, allocation]
 #: transcript allocation = the reason it has none (a string), or
 #:     [envelope, used, used_path, efficiency, efficiency_path, files_returned, files_used,
@@ -969,6 +988,7 @@ T_FIELDS = (
     "calls",
     "allocation",
     "occupancy",
+    "agent",
 )
 C_FIELDS = ("thread", "query", "files", "bucket", "next", "named", "truncated", "allocation")
 _VIA = {"path": 1, "symbol": 2}
@@ -1109,6 +1129,7 @@ def drilldown_data(document: Mapping[str, Any]) -> dict[str, Any]:
                 calls,
                 alloc,
                 _occupancy_data(t),
+                _shown(t.get("agent")),
             ]
         )
     ignored = [

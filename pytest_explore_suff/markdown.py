@@ -86,8 +86,19 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
         alloc = [(arms[a].get("allocation") or {}).get("efficiency") for a in names]
         yield "| allocation efficiency | " + " | ".join(
             "–" if e is None else f"{_pct(e['share'])}{_interval(e)}" for e in alloc) + " |"  # fmt: skip
-        resid = [((arms[a].get("occupancy") or {}).get("share") or {}).get("median") for a in names]
-        yield "| retrieval residual share (median) | " + " | ".join(_pct(r) for r in resid) + " |"
+        occ = [arms[a].get("occupancy") or {} for a in names]
+        # M10: "\~" (a bare ~ can start a strikethrough) marks a figure that includes estimates.
+        yield (
+            "| retrieval residual share (median) | "
+            + " | ".join(
+                ("\\~" if o.get("estimated") else "") + _pct((o.get("share") or {}).get("median"))
+                for o in occ
+            )
+            + " |"
+        )
+        if any(o.get("estimated") for o in occ):
+            yield ""
+            yield "\\~ includes estimated figures (the log gives the window only at the end)"
     gates = doc.get("gates") or []
     if gates:
         yield ""

@@ -51,6 +51,13 @@ class Reader:
       a Cline task, an OpenHands session), or None to claim it alone. The files of one
       group are read as one transcript, in path order; when the reader has a ``head``,
       a group is its transcript only if one of its first files passes it.
+    - ``split(files, head)``: with ``group``, a group that holds many transcripts (a
+      folder of sessions whose files are spread over subfolders, OpenCode's legacy
+      storage): the group's files (paths relative to the campaign) split into
+      ``(session id, its files)`` pairs, each a transcript named ``<group>/<id>`` and
+      read with ``collector.session`` set to the id. ``head(file)`` gives a file's
+      first 8 KiB, for what its path does not say. A file in no pair is listed as
+      ignored.
     - ``sessions(path)``: a file that holds many transcripts (a SQLite database),
       claimed by ``pattern`` whatever its name: the ids of its sessions, each a
       transcript named ``<file>/<id>`` and read with ``collector.session`` set to the
@@ -65,6 +72,9 @@ class Reader:
     pattern: str | None = None
     group: Callable[[str], str | None] | None = None
     sessions: Callable[[str], Sequence[str]] | None = None
+    split: Callable[[Sequence[str], Callable[[str], bytes]], Iterable[tuple[str, Sequence[str]]]] | None = (
+        None
+    )
     #: the compiled ``pattern``
     regex: re.Pattern[str] | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -83,6 +93,8 @@ class Reader:
             raise ValueError(f"reader {self.name}: group and sessions claim files by a pattern (give one)")
         if self.group is not None and self.sessions is not None:
             raise ValueError(f"reader {self.name}: give group or sessions, not both")
+        if self.split is not None and self.group is None:
+            raise ValueError(f"reader {self.name}: split divides a group (give group too)")
         if self.pattern is not None:
             try:
                 object.__setattr__(self, "regex", re.compile(self.pattern))

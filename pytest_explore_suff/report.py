@@ -75,24 +75,28 @@ def record(
 
 #: What the aggregates read of a record's metrics, as one flat tuple (a `store.RecordStore`
 #: keeps it in memory): allocation's envelope, used, used by path, calls, has_answer,
-#: then occupancy's ctx_final, ctx_base, tool, file-access and retrieval residuals.
+#: then occupancy's ctx_final, ctx_base, tool, file-access and retrieval residuals, and
+#: whether those are estimated (M10).
 Brief = tuple[Any, ...]
-_NO_BRIEF: Brief = (None,) * 10
+BRIEF_SIZE = 11
+_NO_BRIEF: Brief = (None,) * BRIEF_SIZE
 
 
 def pack_brief(brief: Brief) -> list[float]:
-    """A record's brief as a `store.RecordStore` keeps it to the end of a run: ten doubles
+    """A record's brief as a `store.RecordStore` keeps it to the end of a run: eleven doubles
     (NaN for None), not a tuple of number objects (tens of thousands of records are held)."""
     return [math.nan if v is None else float(v) for v in brief]
 
 
 def unpack_brief(values: Iterable[float]) -> Brief:
     """The brief that `pack_brief` packed: counts of characters, calls and tokens are
-    whole; has_answer (4) is a bool."""
+    whole; has_answer (4) and estimated (10) are bools."""
     # One pass: the aggregates unpack every record's brief several times.
     out: list[Any] = [None if v != v else int(v) for v in values]
     if out[4] is not None:
         out[4] = bool(out[4])
+    if out[10] is not None:
+        out[10] = bool(out[10])
     return tuple(out)
 
 
@@ -111,8 +115,8 @@ def brief_of(rec: Mapping[str, Any]) -> Brief:
     )  # fmt: skip
     tail = (
         (o["ctx_final"], o["ctx_base"], o["residual"]["tool"], o["residual_file_access"],
-         o["residual_retrieval"])
-        if has_o else (None,) * 5
+         o["residual_retrieval"], o.get("estimated") is True)
+        if has_o else (None,) * 6
     )  # fmt: skip
     return head + tail
 
@@ -163,6 +167,7 @@ def metric_summaries(
     tool: list[Any] = []
     file_access: list[Any] = []
     retrieval: list[Any] = []
+    estimated = 0
     for b in map(brief_of, recs):
         if b[0] is not None:
             heads.append(b[:5])
@@ -172,6 +177,8 @@ def metric_summaries(
             tool.append(b[7])
             file_access.append(b[8])
             retrieval.append(b[9])
+            if b[10]:
+                estimated += 1
     occupancy = None
     if final:
         occupancy = {
@@ -182,6 +189,9 @@ def metric_summaries(
             "residual_retrieval": _spread(retrieval),
             "share": _spread(_shares(final, retrieval)),
             "ctx_base": stats.median(base),
+            # M10: figures estimated from the window at the end (Copilot) are not measured
+            # ones; the arm tables mark an arm whose figures include them.
+            "estimated": estimated,
         }
     return allocation_rows(heads), occupancy
 

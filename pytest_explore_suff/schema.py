@@ -108,6 +108,8 @@ def _aggregate(p: str) -> list[Field]:
         *_median_range(f"{occ}.residual_retrieval", "tool + file access"),
         *_median_range(f"{occ}.share", "retrieval residual / final context"),
         Field(f"{occ}.ctx_base", "number|null", "median tokens of the first request's prompt"),
+        Field(f"{occ}.estimated", "integer", "of those, transcripts whose occupancy is estimated (M10): "
+              "the arm tables mark the figures with `~`"),
     ]
 
 
@@ -343,6 +345,8 @@ FIELDS: tuple[Field, ...] = (
     Field(f"{_O}.residual_file_access", "integer", "read + search + bash residual"),
     Field(f"{_O}.residual_retrieval", "integer", "tool + file access residual"),
     Field(f"{_O}.share", "number|null", "residual_retrieval / ctx_final; null when ctx_final is 0"),
+    Field(f"{_O}.estimated", "boolean", "only in an estimated figure (M10: a log that gives the window "
+          "only at the end), always true; `ctx_base` is then the fixed overhead"),
     Field(f"{_T}.occupancy_reason", "string", "why `occupancy` is null; empty otherwise"),
     Field(f"{_T}.tokens_processed", "integer|null", "the `result` events' usage summed; null when none "
           "says"),

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .report import (
+    BRIEF_SIZE,
     Brief,
     Totals,
     brief_of,
@@ -38,7 +39,7 @@ _PLACE = 2  # the record's offset in the spool and its size
 _NUMBERS = ("answered", "errored", "concurrent")
 _VALUES = ("arm", "group", "status", "reason", "counts", "tools", "agent")
 _TOTALS = 4  # `report.run_totals`, then the metrics' brief (`report.brief_of`): doubles, NaN for None
-_FIGURES = _TOTALS + 10
+_FIGURES = _TOTALS + BRIEF_SIZE
 _KEPT = frozenset({"path", "digest", *_NUMBERS, *_VALUES})
 #: A record's digest (`sources.Digests`, 32 hex digits) as its row keeps it: 16 bytes, all
 #: zero for none (the digest of any bytes is not, but for a chance of 2**-128).

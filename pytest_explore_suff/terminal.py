@@ -276,17 +276,34 @@ def occupancy_table(arms: dict[str, dict[str, Any]], width: int = 10_000) -> str
     columns = [(name, agg["occupancy"]) for name, agg in arms.items() if agg.get("occupancy")]
     if not columns:
         return None
+    # M10: an arm whose figures include estimates (a log that gives the window only at the
+    # end) has every figure marked, and says how many of its transcripts are estimated.
+    marks = [ESTIMATED if o.get("estimated") else "" for _, o in columns]
+    occ = list(zip(marks, (o for _, o in columns), strict=True))
     rows: list[list[object]] = [
-        ["transcripts", *(o["transcripts"] for _, o in columns)],
-        ["final context", *(_spread_cell(o["ctx_final"]) for _, o in columns)],
-        ["tool residual", *(_spread_cell(o["residual_tool"]) for _, o in columns)],
-        ["file-access residual", *(_spread_cell(o["residual_file_access"]) for _, o in columns)],
-        ["retrieval residual", *(_spread_cell(o["residual_retrieval"]) for _, o in columns)],
-        ["share of final context", *(_spread_cell(o["share"], _share_pct) for _, o in columns)],
-        ["base prompt (median)", *(_num(o["ctx_base"]) for _, o in columns)],
+        ["transcripts", *(_transcripts_cell(o) for _, o in columns)],
+        ["final context", *(m + _spread_cell(o["ctx_final"]) for m, o in occ)],
+        ["tool residual", *(m + _spread_cell(o["residual_tool"]) for m, o in occ)],
+        ["file-access residual", *(m + _spread_cell(o["residual_file_access"]) for m, o in occ)],
+        ["retrieval residual", *(m + _spread_cell(o["residual_retrieval"]) for m, o in occ)],
+        ["share of final context", *(m + _spread_cell(o["share"], _share_pct) for m, o in occ)],
+        ["base prompt (median)", *(m + _num(o["ctx_base"]) for m, o in occ)],
     ]
     title = "residual context occupancy at the end (tokens, median [min-max]):"
-    return f"{title}\n{_metric_table(rows, [clean(n) for n, _ in columns], width)}"
+    table = _metric_table(rows, [clean(n) for n, _ in columns], width)
+    if any(marks):
+        table += f"\n{ESTIMATED_NOTE}"
+    return f"{title}\n{table}"
+
+
+#: The mark of an occupancy figure that includes estimates (M10), and what it means.
+ESTIMATED = "~"
+ESTIMATED_NOTE = "~ includes estimated figures (the log gives the window only at the end)"
+
+
+def _transcripts_cell(o: Mapping[str, Any]) -> str:
+    n, estimated = o["transcripts"], o.get("estimated") or 0
+    return f"{n} ({estimated} estimated)" if estimated else str(n)
 
 
 def residual_line(cmp: dict[str, Any]) -> str | None:

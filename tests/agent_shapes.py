@@ -21,6 +21,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from builders import Run, with_usage
+
 CODEX_EXPLORE = "mcp__codegraph__codegraph_explore"
 GEMINI_EXPLORE = "codegraph_explore"
 SHELLS = ("shell", "shell_command", "exec_command", "local_shell_call")
@@ -973,6 +975,180 @@ class OpenHandsSession:
         return folder
 
 
+class OpenHandsConversation:
+    """An OpenHands software-agent-sdk conversation folder being written: ``base_state.json``
+    (``stats.usage_to_metrics.<llm>.token_usages``, one per completion, by ``response_id``)
+    and ``events/event-<index>-<id>.json``. Each `step` is one model response: its
+    ``ActionEvent`` s (``llm_response_id``) and their ``ObservationEvent`` s (by
+    ``tool_call_id``)."""
+
+    def __init__(self, conversation_id: str = "5dc0c0a1-7e2f-4c4e-9b1a-2f3c4d5e6f70") -> None:
+        self.id = conversation_id
+        self.events: list[dict[str, Any]] = []
+        self.usages: list[dict[str, Any]] = []
+        self.tokens = 1000
+        self._event(
+            "SystemPromptEvent",
+            source="agent",
+            system_prompt={"type": "text", "text": "You are OpenHands agent."},
+            tools=[],
+        )
+
+    def _event(self, kind: str, **fields: Any) -> dict[str, Any]:
+        ev = {
+            "kind": kind,
+            "id": f"{next(_ids):08x}-0000-4000-8000-000000000000",
+            "timestamp": _stamp(),
+            **fields,
+        }
+        self.events.append(ev)
+        return ev
+
+    def user(self, text: str) -> None:
+        self._event(
+            "MessageEvent",
+            source="user",
+            llm_message={"role": "user", "content": [{"type": "text", "text": text}]},
+        )
+
+    @staticmethod
+    def call(tool: str, kind: str = "", **args: Any) -> dict[str, Any]:
+        return {
+            "tool": tool,
+            "kind": kind or f"{tool.title().replace('_', '')}Action",
+            "args": args,
+            "id": f"toolu_{next(_ids):04d}",
+        }
+
+    @classmethod
+    def explore(cls, query: str = "q", name: str = "codegraph_explore") -> dict[str, Any]:
+        return cls.call(name, "MCPToolAction", query=query)
+
+    def _response(self, prompt_tokens: int | None) -> str:
+        self.tokens += 500
+        rid = f"chatcmpl-{next(_ids)}"
+        prompt = self.tokens if prompt_tokens is None else prompt_tokens
+        self.usages.append(
+            {
+                "model": "claude-sonnet-4",
+                "prompt_tokens": prompt,
+                "completion_tokens": 60,
+                "cache_read_tokens": prompt // 2,
+                "cache_write_tokens": 0,
+                "reasoning_tokens": 0,
+                "context_window": 200000,
+                "per_turn_token": prompt + 60,
+                "response_id": rid,
+            }
+        )
+        return rid
+
+    def step(
+        self,
+        *calls: dict[str, Any],
+        results: list[Any] | None = None,
+        text: str = "",
+        prompt_tokens: int | None = None,
+    ) -> None:
+        """One model response; each result is a text, ``("error", text)``, ``("rejected", text)``
+        or None (no observation)."""
+        rid = self._response(prompt_tokens)
+        if text and not calls:
+            self._event(
+                "MessageEvent",
+                source="agent",
+                llm_response_id=rid,
+                llm_message={"role": "assistant", "content": [{"type": "text", "text": text}]},
+            )
+            return
+        actions = []
+        for i, call in enumerate(calls):
+            thought = [{"type": "text", "text": text}] if text and i == 0 else []
+            actions.append(
+                self._event(
+                    "ActionEvent",
+                    source="agent",
+                    thought=thought,
+                    tool_name=call["tool"],
+                    tool_call_id=call["id"],
+                    llm_response_id=rid,
+                    security_risk="UNKNOWN",
+                    action={"kind": call["kind"], **call["args"]},
+                    tool_call={
+                        "id": call["id"],
+                        "name": call["tool"],
+                        "arguments": json.dumps(call["args"]),
+                        "origin": "completion",
+                    },
+                )
+            )
+        for action, call, result in zip(actions, calls, results or ["ok"] * len(calls), strict=True):
+            if result is None:
+                continue
+            if isinstance(result, tuple) and result[0] == "rejected":
+                self._event(
+                    "UserRejectObservation",
+                    source="environment",
+                    tool_name=call["tool"],
+                    tool_call_id=call["id"],
+                    action_id=action["id"],
+                    rejection_reason=result[1],
+                )
+                continue
+            out, error = _result_of(result)
+            self._event(
+                "ObservationEvent",
+                source="environment",
+                tool_name=call["tool"],
+                tool_call_id=call["id"],
+                action_id=action["id"],
+                observation={
+                    "kind": call["kind"].replace("Action", "Observation"),
+                    "content": [{"type": "text", "text": out}],
+                    "is_error": error,
+                },
+            )
+
+    def finish(self, text: str = "Done.") -> None:
+        call = self.call("finish", message=text)
+        self.step(call, results=[text])
+
+    def condense(self) -> None:
+        self._event(
+            "Condensation",
+            source="environment",
+            forgotten_event_ids=[e["id"] for e in self.events[1:3]],
+            summary="what happened so far",
+            summary_offset=1,
+        )
+
+    def write(self, folder: Path) -> Path:
+        (folder / "events").mkdir(parents=True, exist_ok=True)
+        for i, ev in enumerate(self.events):
+            (folder / "events" / f"event-{i:05d}-{ev['id']}.json").write_text(
+                json.dumps(ev), encoding="utf-8"
+            )
+        state = {
+            "id": self.id,
+            "agent": {"kind": "Agent", "llm": {"model": "claude-sonnet-4", "usage_id": "agent"}},
+            "workspace": {"kind": "LocalWorkspace", "working_dir": "/work/t"},
+            "execution_status": "finished",
+            "stats": {
+                "usage_to_metrics": {
+                    "agent": {
+                        "model_name": "claude-sonnet-4",
+                        "accumulated_cost": 0.1,
+                        "token_usages": self.usages,
+                        "costs": [],
+                        "response_latencies": [],
+                    }
+                }
+            },
+        }
+        (folder / "base_state.json").write_text(json.dumps(state, indent=2), encoding="utf-8")
+        return folder
+
+
 class OpenCodeSession:
     """An OpenCode session: messages ``(info, parts)`` as its database and its export hold
     them. Each `step` is one assistant message of one model request (``step-start``, text,
@@ -1202,3 +1378,53 @@ def write_crush_db(path: Path, sessions: list[CrushSession]) -> None:
             )
     conn.commit()
     conn.close()
+
+
+def mixed_estimated_campaign(root: Path) -> Path:
+    """Arm ``with``: a Copilot session (occupancy estimated, M10) and a Qwen chat (measured);
+    arm ``without``: a Claude Code run (measured)."""
+    s = CopilotSession()
+    s.user("find f")
+    s.step(s.explore(), results=[explore_text(["lib/a.py"]) + "t" * 2000])
+    s.step(s.call("view", path="lib/a.py"), results=["r" * 1000])
+    s.finish("done")
+    s.shutdown(current=12000, system=1000, tools=1000)
+    s.write(root / "q1" / "run-with-1.jsonl")
+    chat = QwenChat()
+    chat.step(chat.explore(), results=[explore_text(["lib/a.py"])])
+    chat.finish()
+    chat.write(root / "q1" / "run-with-2.jsonl")
+    run = Run()
+    run.step(run.use("Grep", pattern="f"), "lib/a.js")
+    run.finish()
+    with_usage(run, 5000).write(root / "q1" / "run-without-1.jsonl")
+    return root
+
+
+def write_opencode_storage(root: Path, sessions: list[OpenCodeSession], project: str = "prj_0c1f") -> Path:
+    """OpenCode's legacy JSON storage under ``root/storage``: a document per session
+    (``session/<project>/<id>.json``, with ``parentID`` for a subagent's), per message
+    (``message/<session id>/<id>.json``) and per part (``part/<message id>/<id>.json``)."""
+    storage = root / "storage"
+    for n, s in enumerate(sessions):
+        info: dict[str, Any] = {
+            "id": s.id,
+            "projectID": project,
+            "directory": "/work/t",
+            "title": "where is f",
+            "version": "0.9.0",
+            "time": {"created": 1767865803494 + n, "updated": 1767865803494 + n},
+        }
+        if s.parent:
+            info["parentID"] = s.parent
+        (storage / "session" / project).mkdir(parents=True, exist_ok=True)
+        (storage / "session" / project / f"{s.id}.json").write_text(json.dumps(info, indent=2))
+        for message, parts in s.messages:
+            (storage / "message" / s.id).mkdir(parents=True, exist_ok=True)
+            (storage / "message" / s.id / f"{message['id']}.json").write_text(json.dumps(message, indent=2))
+            for part in parts:
+                (storage / "part" / message["id"]).mkdir(parents=True, exist_ok=True)
+                (storage / "part" / message["id"] / f"{part['id']}.json").write_text(
+                    json.dumps(part, indent=2)
+                )
+    return storage

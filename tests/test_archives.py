@@ -207,13 +207,13 @@ def test_gzipped_gemini_sessions_are_read_as_the_plain_ones(pytester, tmp_path):
     # `gzip -r` on a campaign: a Gemini session document becomes session-*.json.gz.
     root = tmp_path / "mixed"
     shutil.copytree(EXAMPLES / "mixed-agents", root)
-    pytester.runpytest(f"--explore-suff={root}", "--explore-suff-json=plain.json").assert_outcomes(passed=20)
+    pytester.runpytest(f"--explore-suff={root}", "--explore-suff-json=plain.json").assert_outcomes(passed=22)
     documents = sorted(root.rglob("session-*.json"))
     assert documents
     for doc in documents:
         (doc.parent / (doc.name + ".gz")).write_bytes(gzip.compress(doc.read_bytes()))
         doc.unlink()
-    pytester.runpytest(f"--explore-suff={root}", "--explore-suff-json=gz.json").assert_outcomes(passed=20)
+    pytester.runpytest(f"--explore-suff={root}", "--explore-suff-json=gz.json").assert_outcomes(passed=22)
 
     def by_name(name: str) -> dict[str, Any]:
         out = {}

@@ -155,7 +155,7 @@ def test_the_schema_reports_cover_what_they_are_for(reports: list[dict[str, Any]
     partial, mixed, _, against = reports
     assert partial["coverage"]["not_run"] and partial["gates"]
     agents = {t["agent"] for t in mixed["transcripts"]}
-    assert agents >= {"claude", "codex", "gemini", "amp", "cline", "opencode"}
+    assert agents >= {"claude", "codex", "gemini", "amp", "cline", "opencode", "copilot"}
     assert against["baseline"] and against["comparison"] and against["metrics_comparison"]
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_shapes import mixed_estimated_campaign
 from helpers import (
     COMMENT_Q,
     EXAMPLES,
@@ -712,7 +713,7 @@ def test_an_arm_named_pooled_is_told_apart_from_the_pooled_column(metrics_doc: d
         text = body.group()
         assert text.count('data-pooled="true"') >= 1
         assert "(pooled) [arm]" in text
-    names = re.findall(r'<tr class="arm-bar[^"]*" [^>]*>\s*<td class="name"[^>]*>([^<]*)</td>', page)
+    names = re.findall(r'<tr class="arm-bar[^"]*" [^>]*>\s*<td class="name"[^>]*>([^<]*)<', page)
     assert names == ["headless-with", "(pooled) [arm]", "(pooled)"]
     assert 'data-arm="(pooled)"' in page  # the arm's rows, for the script and the tests
     assert len(set(names)) == len(names)
@@ -868,3 +869,63 @@ def test_explore_suff_html_draws_the_trend_of_a_saved_report(_trend: tuple[Path,
     assert json.loads(saved.read_text(encoding="utf-8"))["trend"] == doc["trend"]
     page = out.read_text(encoding="utf-8")
     assert trend_points(page) == trend_points(render_html(doc)) != {}
+
+
+@pytest.fixture(scope="module")
+def _mixed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("mixed")
+    return run_plugin(work, mixed_estimated_campaign(work / "camp"))
+
+
+def test_the_agents_of_each_arm_are_shown_and_a_mixed_arm_is_marked(_mixed: dict[str, Any]) -> None:
+    doc = copy.deepcopy(_mixed)
+    assert doc["arms"]["with"]["agents"] == {"copilot": 1, "qwen": 1}
+    # An agent's name comes from a reader (a third party's too): shown only as text.
+    doc["arms"]["without"]["agents"] = {"<b>x</b>": 1}
+    page = render_html(doc)
+    assert "<b>x</b>" not in page and "&lt;b&gt;x&lt;/b&gt; (1)" in page
+    cells = {a.get("data-arm") or "pooled": a for a in attrs(page, "td", "agents")}
+    assert cells["with"].get("data-mixed") == "true"
+    assert "data-mixed" not in cells["without"] and "data-mixed" not in cells["pooled"]
+    row = re.search(r'<tr class="agents-row">.*?</tr>', page, re.S)
+    assert row
+    assert strip_tags(row[0]).split("\n")[0].startswith("agents (transcripts)")
+    assert "copilot (1), qwen (1) mixes agents" in strip_tags(row[0])
+    (note,) = re.findall(r'<p class="note mixed-note" data-arm="([^"]*)">(.*?)</p>', page, re.S)
+    assert note[0] == "with"
+    assert strip_tags(note[1]) == "Arm with mixes agents: copilot (1), qwen (1); its shares pool them."
+    bar = re.search(r'<tr class="arm-bar" data-arm="with".*?</td>', page, re.S)
+    assert bar and "copilot (1), qwen (1)" in bar[0] and "mixes agents" in bar[0]
+    # Each transcript's agent travels in the drill-down, for the page to show beside its format.
+    data = Page(page).data()
+    agent, kind = T_FIELDS.index("agent"), T_FIELDS.index("kind")
+    assert sorted((t[agent], t[kind]) for t in data["transcripts"]) == [
+        ("claude", "stream-json"),
+        ("copilot", "copilot"),
+        ("qwen", "qwen"),
+    ]
+
+
+def test_an_arm_of_one_agent_is_not_marked_mixed(example_doc: dict[str, Any]) -> None:
+    page = render_html(example_doc)
+    assert "mixed-note" not in page and "data-mixed" not in page
+    cells = attrs(page, "td", "agents")
+    assert len(cells) == len(example_doc["arms"]) + 1  # and the pooled column
+
+
+def test_estimated_occupancy_is_marked_in_the_page(_mixed: dict[str, Any]) -> None:
+    doc = copy.deepcopy(_mixed)
+    page = render_html(doc)
+    rows = {a["data-arm"]: a for a in attrs(page, "tr", "occ-row")}
+    assert rows["with"]["data-estimated"] == "1" and rows["without"]["data-estimated"] == "0"
+    for arm, marked in (("with", True), ("without", False)):
+        m = re.search(rf'<tr class="occ-row" data-arm="{arm}".*?</tr>', page, re.S)
+        assert m
+        figures = re.findall(r'<td class="num">(.*?)</td>', m[0], re.S)[1:]
+        assert len(figures) == 6 and all(f.startswith("~") == marked for f in figures), figures
+    assert "(1 estimated)" in page
+    assert re.search(r'<p class="note" id="occupancy-estimated">~ includes estimated figures', page)
+    for agg in doc["arms"].values():
+        agg["occupancy"]["estimated"] = 0
+    page = render_html(doc)
+    assert 'id="occupancy-estimated"' not in page and "estimated)" not in page

@@ -364,8 +364,11 @@ def test_the_pooled_column_is_not_an_arm_named_pooled(
 ) -> None:
     doc = json.loads(json.dumps(metrics_doc).replace('"headless-without"', '"(pooled)"'))
     load(driver, doc, tmp_path / "pooled.html")
-    names = [e.text for e in driver.find_elements("css selector", "table.bars tr.arm-bar td.name")]
-    assert names == ["headless-with", "(pooled) [arm]", "(pooled)"]
+    cells = [
+        e.text.split("\n") for e in driver.find_elements("css selector", "table.bars tr.arm-bar td.name")
+    ]
+    assert [c[0] for c in cells] == ["headless-with", "(pooled) [arm]", "(pooled)"]
+    assert all(c[1].startswith("claude (") for c in cells)  # each arm's agents, under its name
     pooled = driver.find_element("css selector", 'table.bars tr.arm-bar[data-pooled="true"]')
     assert pooled.get_attribute("data-arm") is None and "pooled" in pooled.get_attribute("class")
     assert severe(driver) == []

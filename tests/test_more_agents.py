@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_shapes import CopilotSession, QwenChat, explore_text
+from agent_shapes import CopilotSession, QwenChat, explore_text, mixed_estimated_campaign
 from builders import Run, response
 from helpers import listed, report
 
@@ -298,8 +298,13 @@ def pytest_explore_suff_readers(config):
 def toy_lines(explore_files: list[str], then: tuple[str, dict[str, Any]]) -> str:
     lines = [
         {"toy": "request", "tokens": 1000},
-        {"toy": "call", "id": "t1", "name": "mcp__codegraph__codegraph_explore", "input": {"query": "f"},
-         "msg": "m1"},
+        {
+            "toy": "call",
+            "id": "t1",
+            "name": "mcp__codegraph__codegraph_explore",
+            "input": {"query": "f"},
+            "msg": "m1",
+        },
         {"toy": "result", "id": "t1", "text": response(explore_files) + "x" * 900},
         {"toy": "request", "tokens": 1400},
         {"toy": "call", "id": "t2", "name": then[0], "input": then[1], "msg": "m2"},
@@ -394,3 +399,42 @@ def test_an_arm_that_mixes_agents_says_so(pytester):
     result.assert_outcomes(passed=2)
     assert report(pytester)["arms"]["with"]["agents"] == {"claude": 1, "qwen": 1}
     result.stdout.fnmatch_lines(["note: arm with mixes agents: claude (1), qwen (1); its shares pool them"])
+
+
+# -- the agent per arm and estimated occupancy, in every report -----------------------------
+
+
+def test_estimated_occupancy_is_counted_and_marked_in_every_arm_table(pytester):
+    root = mixed_estimated_campaign(pytester.path / "c")
+    result = pytester.runpytest(f"--explore-suff={root}", "-p", "no:cacheprovider", "--explore-suff-md=s.md")
+    result.assert_outcomes(passed=3)
+    doc = report(pytester)
+    by_agent = {r["agent"]: r for r in doc["transcripts"]}
+    assert by_agent["copilot"]["occupancy"]["estimated"] is True
+    assert not by_agent["qwen"]["occupancy"].get("estimated")
+    occ = {arm: agg["occupancy"] for arm, agg in doc["arms"].items()}
+    assert (occ["with"]["transcripts"], occ["with"]["estimated"]) == (2, 1)
+    assert (occ["without"]["transcripts"], occ["without"]["estimated"]) == (1, 0)
+    assert doc["pooled"]["occupancy"]["estimated"] == 1
+    out = result.stdout.str()
+    table = out[out.index("residual context occupancy at the end") :]
+    rows = {line.split("  ")[0]: line for line in table.splitlines()[3:10]}
+    assert "2 (1 estimated)" in rows["transcripts"]
+    for name in ("final context", "tool residual", "share of final context", "base prompt (median)"):
+        # the with column is marked, the measured without column is not
+        cells = [c for c in rows[name][len(name) :].split("  ") if c.strip()]
+        assert [c.strip().startswith("~") for c in cells] == [True, False], rows[name]
+    result.stdout.fnmatch_lines(["~ includes estimated figures (the log gives the window only at the end)"])
+    md = (pytester.path / "s.md").read_text(encoding="utf-8")
+    (share,) = [line for line in md.splitlines() if line.startswith("| retrieval residual share")]
+    assert share.split(" | ")[1].startswith("\\~") and not share.split(" | ")[2].startswith("\\~")
+    assert "\\~ includes estimated figures" in md
+
+
+def test_measured_occupancy_is_not_marked(pytester):
+    root = mixed_estimated_campaign(pytester.path / "c")
+    (root / "q1" / "run-with-1.jsonl").unlink()
+    result = pytester.runpytest(f"--explore-suff={root}", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    assert {agg["occupancy"]["estimated"] for agg in report(pytester)["arms"].values()} == {0}
+    assert "estimated" not in result.stdout.str() and "~" not in result.stdout.str()

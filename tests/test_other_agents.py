@@ -18,10 +18,12 @@ from agent_shapes import (
     ContinueSession,
     CrushSession,
     OpenCodeSession,
+    OpenHandsConversation,
     OpenHandsSession,
     explore_text,
     write_crush_db,
     write_opencode_db,
+    write_opencode_storage,
 )
 from helpers import report
 
@@ -357,6 +359,99 @@ def test_openhands_occupancy_is_measured_from_each_model_responses_prompt_tokens
     assert o["chars"]["read"] == 2000
 
 
+# -- OpenHands, the software-agent-sdk's conversation folders ---------------------------------
+
+
+def sdk(c: OpenHandsConversation, tmp_path: Path) -> Any:
+    folder = c.write(tmp_path / "conversations" / c.id)
+    return judge("openhands-sdk", sorted(str(p) for p in folder.rglob("*.json")))
+
+
+def test_an_openhands_sdk_conversation_folder_is_one_transcript(tmp_path):
+    c = OpenHandsConversation()
+    c.user("where is f?")
+    for n in range(11):  # event-00010 after event-00002: read in index order
+        c.step(c.call("think", "ThinkAction", thought=f"step {n}"))
+    c.step(c.explore(), results=[explore_text(["lib/a.py"])])
+    c.step(c.call("file_editor", "FileEditorAction", command="view", path="/work/t/lib/a.py"))
+    c.finish("in lib/a.py")
+    c.write(tmp_path / "conversations" / c.id)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "base_state.json").write_text('{"name": "not a conversation"}')
+    campaign = discover(str(tmp_path))
+    [found] = campaign.transcripts
+    assert (found.path, found.kind, found.agent, found.arm) == (
+        f"conversations/{c.id}", "openhands-sdk", "openhands", "openhands",
+    )  # fmt: skip
+    assert len(found.rel_files) == len(c.events) + 1
+    assert [d["path"] for d in campaign.ignored] == ["other/base_state.json"]
+    verdict, collector = judge("openhands-sdk", found.files)
+    assert labels(verdict) == [("read_returned", "Read a.py")]
+    assert collector.answer() == "in lib/a.py"
+    assert collector.tools["other"] == 11  # the thinks; finish is no call
+
+
+def test_openhands_sdk_tools_map_onto_the_contracts_notions(tmp_path):
+    c = OpenHandsConversation()
+    c.user("where is f?")
+    c.step(c.explore("a"), results=[explore_text(["lib/a.py"], ["lib/b.py"])])
+    c.step(c.call("task_tracker", "TaskTrackerAction", command="plan", task_list=[]))  # bookkeeping
+    c.step(c.call("file_editor", "FileEditorAction", command="view", path="/work/t/lib/b.py"))
+    c.step(c.explore("b"), results=[explore_text(["lib/a.py"])])
+    c.step(c.call("grep", "GrepAction", pattern="def f", path="lib"))
+    c.step(c.explore("c"), results=[explore_text(["lib/a.py"])])
+    c.step(c.call("terminal", "TerminalAction", command="cat lib/a.py"))
+    c.step(c.explore("d"), results=[("error", "MCP error -32603: boom")])
+    c.step(c.explore("e"), results=[("rejected", "the user said no")])
+    c.step(c.explore("f"), results=[explore_text(["lib/a.py"])])
+    c.step(c.call("delegate", "DelegateAction", command="spawn", ids=["x"]))
+    c.step(c.explore("g"), c.call("glob", "GlobAction", pattern="lib/*.py"),
+           results=[explore_text(["lib/a.py"]), "lib/a.py"])  # fmt: skip
+    c.step(c.call("file_editor", "FileEditorAction", command="str_replace", path="lib/a.py", old_str="a",
+                  new_str="b"))  # fmt: skip
+    c.finish("f is in `lib/a.py`")
+    verdict, collector = sdk(c, tmp_path)
+    assert labels(verdict) == [
+        ("read_missed", "Read b.py (named, not returned)"),
+        ("search", "Grep"),
+        ("read_returned", "Bash Read a.py"),
+        ("sufficient", "delegate"),
+        ("sufficient", "file_editor"),
+    ]
+    assert (verdict.errored, verdict.concurrent) == (2, 1)
+    assert collector.tools == {"explore": 7, "read": 1, "search": 2, "bash": 1, "other": 3}
+    assert collector.answer() == "f is in `lib/a.py`"
+
+
+def test_openhands_sdk_occupancy_is_measured_from_each_responses_token_usage(tmp_path):
+    c = OpenHandsConversation()
+    c.user("where is f?")
+    c.step(c.explore(), results=[explore_text(["lib/a.py"]) + "x" * 3000], prompt_tokens=2000)
+    c.step(c.call("file_editor", "FileEditorAction", command="view", path="lib/a.py"),
+           c.call("file_editor", "FileEditorAction", command="view", path="lib/b.py"),
+           results=["y" * 1500, "z" * 500], prompt_tokens=3300)  # fmt: skip
+    c.condense()
+    c.finish("in lib/a.py")
+    verdict, collector = sdk(c, tmp_path)
+    o = measure(verdict, collector)["occupancy"]
+    # two actions of one response are one request; the finish is the last
+    assert (o["ctx_base"], o["turns"], o["ctx_final"], o["compactions"]) == (2000, 3, c.tokens, 1)
+    assert o["chars"]["read"] == 2000
+    assert collector.processed == sum(u["prompt_tokens"] + 60 for u in c.usages)
+
+
+def test_an_openhands_sdk_conversation_without_its_state_has_no_token_figures(tmp_path):
+    c = OpenHandsConversation()
+    c.step(c.explore(), results=[explore_text(["lib/a.py"])])
+    c.finish("done")
+    folder = c.write(tmp_path / c.id)
+    (folder / "base_state.json").unlink()
+    verdict, collector = judge("openhands-sdk", sorted(str(p) for p in folder.rglob("*.json")))
+    assert verdict.answered == 1
+    m = measure(verdict, collector)
+    assert m["occupancy"] is None and m["occupancy_reason"]
+
+
 # -- OpenCode ------------------------------------------------------------------------------------
 
 
@@ -443,6 +538,65 @@ def test_an_opencode_export_is_read_as_the_same_session(tmp_path):
     assert collector.answer() == "f is in `lib/a.py`"
 
 
+def test_an_opencode_storage_folder_is_a_campaign_of_its_sessions(tmp_path):
+    a, a_child = opencode_run("ses_a")
+    b, _ = opencode_run("ses_b")
+    storage = write_opencode_storage(tmp_path / "proj", [a, a_child, b])
+    # a part whose message is not in the storage belongs to no session
+    (storage / "part" / "msg_gone").mkdir()
+    orphan = {"id": "prt_1", "messageID": "msg_gone", "sessionID": "ses_z", "type": "text"}
+    (storage / "part" / "msg_gone" / "prt_1.json").write_text(json.dumps(orphan))
+    campaign = discover(str(tmp_path))
+    found = [(t.path, t.kind, t.agent, t.arm, t.group, t.session) for t in campaign.transcripts]
+    # a subagent's session is its caller's delegation thread, not a transcript
+    assert found == [
+        ("proj/storage/ses_a", "opencode-storage", "opencode", "opencode", "proj", "ses_a"),
+        ("proj/storage/ses_b", "opencode-storage", "opencode", "opencode", "proj", "ses_b"),
+    ]
+    assert campaign.ignored == [
+        {
+            "path": "proj/storage/part/msg_gone/prt_1.json",
+            "reason": "belongs to no opencode session of its folder",
+        }
+    ]
+    t = campaign.transcripts[0]
+    child_files = [f for f in t.rel_files if "ses_a_child" in f]
+    assert len(child_files) == 1 + len(a_child.messages)  # its session and its messages travel with ses_a
+    n_parts = sum(len(p) for s in (a, a_child) for _, p in s.messages)
+    assert len(t.rel_files) == 2 + len(a.messages) + len(a_child.messages) + n_parts
+    verdict, collector = judge(t.kind, t.files, session=t.session)
+    # the same session as the database's, read the same
+    db = tmp_path / "db" / "opencode.db"
+    write_opencode_db(db, [a, a_child, b]).close()
+    from_db = judge("opencode", [db], session="ses_a")
+    assert labels(verdict) == labels(from_db[0]) == OPENCODE_LABELS
+    assert verdict.errored == 1 and collector.tools == from_db[1].tools
+    assert collector.answer() == "f is in `lib/a.py`"
+    assert measure(verdict, collector) == measure(*from_db)
+
+
+def test_opencode_storage_sessions_split_by_their_paths_and_parents():
+    def head(rel: str) -> bytes:
+        return b'{"id": "ses_2", "parentID": "ses_1"}' if rel.endswith("ses_2.json") else b'{"id": "x"}'
+
+    files = [
+        "s/storage/message/ses_1/msg_1.json",
+        "s/storage/message/ses_2/msg_2.json",
+        "s/storage/message/ses_3/msg_3.json",  # a session with no session document
+        "s/storage/part/msg_1/prt_1.json",
+        "s/storage/part/msg_2/prt_2.json",
+        "s/storage/part/msg_9/prt_9.json",  # no message: in no session
+        "s/storage/session/p/ses_1.json",
+        "s/storage/session/p/ses_2.json",
+    ]
+    from pytest_explore_suff.readers.opencode import split
+
+    assert split(files, head) == [
+        ("ses_1", sorted([files[0], files[3], files[6], files[1], files[4], files[7]])),
+        ("ses_3", [files[2]]),
+    ]
+
+
 def test_a_damaged_opencode_database_fails_its_own_item_with_one_line(tmp_path):
     (tmp_path / "opencode.db").write_bytes(b"SQLite format 3\x00" + b"\x00" * 200)
     [t] = discover(str(tmp_path)).transcripts
@@ -516,6 +670,12 @@ def new_agents_campaign(root: Path) -> Any:
     oh.step(oh.explore(), results=[explore_text(["lib/a.py"])])
     oh.step(oh.call("run", command="grep -rn f lib"))
     oh.write(root / "openhands" / "sessions" / oh.session_id)
+    sdk = OpenHandsConversation()
+    sdk.step(sdk.explore(), results=[explore_text(["lib/a.py"])])
+    sdk.step(sdk.call("grep", "GrepAction", pattern="f", path="lib"))
+    sdk.finish("in lib/a.py")
+    sdk.write(root / "openhands-sdk" / "conversations" / sdk.id)
+    write_opencode_storage(root / "opencode-json", list(opencode_run("ses_s")))
     write_crush_db(root / "crush" / ".crush" / "crush.db", crush_run())
     a, a_child = opencode_run("ses_a")
     b, _ = opencode_run("ses_b")
@@ -531,7 +691,7 @@ def test_every_new_agent_is_a_transcript_with_its_agent_plain_and_under_xdist(py
                                     "--explore-suff-html=r.html", *dist)  # fmt: skip
     finally:
         conn.close()
-    result.assert_outcomes(passed=7)
+    result.assert_outcomes(passed=9)
     doc = report(pytester)
     assert {(r["path"], r["agent"], r["arm"]) for r in doc["transcripts"]} == {
         ("amp/threads/T-5e3a0d2c-7f41-4b6a-9c11-0a1b2c3d4e5f.json", "amp", "amp"),
@@ -541,9 +701,15 @@ def test_every_new_agent_is_a_transcript_with_its_agent_plain_and_under_xdist(py
         ("crush/.crush/crush.db/crush-a", "crush", "crush"),
         ("opencode/opencode.db/ses_a", "opencode", "opencode"),
         ("opencode/opencode.db/ses_b", "opencode", "opencode"),
+        ("openhands-sdk/conversations/5dc0c0a1-7e2f-4c4e-9b1a-2f3c4d5e6f70", "openhands", "openhands"),
+        ("opencode-json/storage/ses_s", "opencode", "opencode"),
     }
     assert all(r["status"] == "classified" for r in doc["transcripts"])
-    assert doc["arms"]["opencode"]["agents"] == {"opencode": 2}
+    assert doc["arms"]["opencode"]["agents"] == {"opencode": 3}
+    assert {r["kind"] for r in doc["transcripts"] if r["agent"] == "openhands"} == {
+        "openhands",
+        "openhands-sdk",
+    }
     # whatever the tools returned is escaped where it is shown
     out = result.stdout.str() + (pytester.path / "r.html").read_text()
     assert "\x1b[31m" not in out and "<img src=x" not in out and "lib/<b>.py" not in out
@@ -568,10 +734,17 @@ def test_the_new_agents_report_is_byte_identical_plain_and_under_xdist(pytester)
 def test_a_database_session_is_selected_by_k_like_a_file(pytester):
     root = pytester.path / "c"
     new_agents_campaign(root).close()
-    result = pytester.runpytest(f"--explore-suff={root}", "-p", "no:cacheprovider", "-k", "ses_b or crush")
-    result.assert_outcomes(passed=2, deselected=5)
+    result = pytester.runpytest(
+        f"--explore-suff={root}", "-p", "no:cacheprovider", "-k", "ses_b or ses_s or crush"
+    )
+    result.assert_outcomes(passed=3, deselected=6)
     ran = {r["path"] for r in report(pytester)["transcripts"] if r["status"] == "classified"}
-    assert ran == {"opencode/opencode.db/ses_b", "crush/.crush/crush.db/crush-a"}
+    # a storage folder's session too
+    assert ran == {
+        "opencode/opencode.db/ses_b",
+        "opencode-json/storage/ses_s",
+        "crush/.crush/crush.db/crush-a",
+    }
 
 
 def test_in_an_archive_the_folders_are_read_and_a_database_is_listed_with_the_reason(pytester, tmp_path):
@@ -581,9 +754,14 @@ def test_in_an_archive_the_folders_are_read_and_a_database_is_listed_with_the_re
     with tarfile.open(archive, "w:gz") as tar:
         tar.add(root, arcname="c")
     result = pytester.runpytest(f"--explore-suff={archive}", "-p", "no:cacheprovider")
-    result.assert_outcomes(passed=4)
+    result.assert_outcomes(passed=6)
     doc = report(pytester)
-    assert {r["agent"] for r in doc["transcripts"]} == {"amp", "cline", "continue", "openhands"}
+    assert {r["agent"] for r in doc["transcripts"]} == {"amp", "cline", "continue", "openhands", "opencode"}
+    # folders of files are read from the archive: an SDK conversation, a storage folder's session
+    assert {r["path"] for r in doc["transcripts"] if r["kind"] in ("openhands-sdk", "opencode-storage")} == {
+        "openhands-sdk/conversations/5dc0c0a1-7e2f-4c4e-9b1a-2f3c4d5e6f70",
+        "opencode-json/storage/ses_s",
+    }
     reasons = {d["path"]: d["reason"] for d in doc["ignored"]}
     assert set(reasons) >= {"opencode/opencode.db", "crush/.crush/crush.db"}
     assert reasons["opencode/opencode.db"].startswith("a opencode database inside an archive: SQLite reads")

@@ -126,9 +126,11 @@ def test_a_brief_reads_any_mapping_of_metrics_as_a_dict_of_them():
         "allocation": MappingProxyType(rec["allocation"]),
         "occupancy": MappingProxyType(rec["occupancy"]),
     }
-    assert brief_of(proxied) == brief_of(rec) == (10, 4, 2, 1, True, 9, 1, 3, 2, 5)
-    assert brief_of(rec | {"allocation": None}) == (None,) * 5 + (9, 1, 3, 2, 5)
-    assert brief_of(rec | {"allocation": [], "occupancy": None}) == (None,) * 10
+    assert brief_of(proxied) == brief_of(rec) == (10, 4, 2, 1, True, 9, 1, 3, 2, 5, False)
+    assert brief_of(rec | {"allocation": None}) == (None,) * 5 + (9, 1, 3, 2, 5, False)
+    assert brief_of(rec | {"allocation": [], "occupancy": None}) == (None,) * 11
+    estimated = rec | {"occupancy": rec["occupancy"] | {"estimated": True}}
+    assert brief_of(estimated)[10] is True
 
 
 @pytest.mark.parametrize("n", [0, 1, 5])
@@ -201,6 +203,7 @@ def _stored_records(draw: st.DrawFn) -> list[dict]:
             "occupancy": None if tail is None else {
                 "ctx_final": tail[0], "ctx_base": tail[1], "residual": {"tool": tail[2]},
                 "residual_file_access": tail[3], "residual_retrieval": tail[4],
+                **({"estimated": True} if draw(st.booleans()) else {}),
             },
         })  # fmt: skip
     return out
@@ -735,7 +738,8 @@ def _reference_occupancy(recs: list) -> dict | None:
             "residual_file_access": _reference_spread([r[3] for r in rows]),
             "residual_retrieval": _reference_spread([r[4] for r in rows]),
             "share": _reference_spread([r[4] / r[0] for r in rows if r[0] > 0]),
-            "ctx_base": stats.median(r[1] for r in rows)}  # fmt: skip
+            "ctx_base": stats.median(r[1] for r in rows),
+            "estimated": sum(1 for r in rows if r[5])}  # fmt: skip
 
 
 def _reference_summary(recs: list) -> dict:

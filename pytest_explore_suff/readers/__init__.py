@@ -24,6 +24,7 @@ from . import (
     interactive,
     opencode,
     openhands,
+    openhands_sdk,
     qwen,
     streamjson,
 )
@@ -47,15 +48,18 @@ READERS: dict[str, Read] = {
     "cline": cline.read,
     "continue": continue_.read,
     "openhands": openhands.read,
+    "openhands-sdk": openhands_sdk.read,
     "opencode": opencode.read,
     "opencode-export": opencode.read,
+    "opencode-storage": opencode.read_storage,
     "crush": crush.read,
 }
 #: The agent that writes each kind of transcript.
 AGENTS = {
     "stream-json": "claude", "interactive": "claude", "codex": "codex", "gemini": "gemini",
     "qwen": "qwen", "copilot": "copilot", "amp": "amp", "cline": "cline",
-    "continue": "continue", "openhands": "openhands", "opencode": "opencode", "opencode-export": "opencode",
+    "continue": "continue", "openhands": "openhands", "openhands-sdk": "openhands", "opencode": "opencode",
+    "opencode-export": "opencode", "opencode-storage": "opencode",
     "crush": "crush",
 }  # fmt: skip
 
@@ -95,9 +99,15 @@ def builtin_readers() -> list[Reader]:
         Reader("continue", "continue", _reading(continue_.read), head=continue_.looks_like_session),
         Reader("openhands", "openhands", _reading(openhands.read), head=openhands.looks_like_event,
                pattern=openhands.PATTERN, group=openhands.group),
+        Reader("openhands-sdk", "openhands", _reading(openhands_sdk.read),
+               head=openhands_sdk.looks_like_conversation, pattern=openhands_sdk.PATTERN,
+               group=openhands_sdk.group),
         Reader("opencode", "opencode", _reading(opencode.read), pattern=opencode.PATTERN,
                sessions=opencode.sessions),
         Reader("opencode-export", "opencode", _reading(opencode.read), head=opencode.looks_like_export),
+        Reader("opencode-storage", "opencode", _reading(opencode.read_storage),
+               head=opencode.looks_like_storage, pattern=opencode.STORAGE_PATTERN,
+               group=opencode.storage_group, split=opencode.split),
         Reader("crush", "crush", _reading(crush.read), pattern=crush.PATTERN, sessions=crush.sessions),
         Reader("interactive", "claude", _reading(interactive.read), line=_session_log),
         Reader("stream-json", "claude", _reading(streamjson.read), line=_stream_json),

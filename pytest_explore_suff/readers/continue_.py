@@ -60,7 +60,8 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     feed = Feed(collector, TOOLS)
     states: dict[str, dict[str, Any]] = {}
     for item in doc["history"]:
-        for state in item.get("toolCallStates") or () if isinstance(item, dict) else ():
+        found = item.get("toolCallStates") if isinstance(item, dict) else None
+        for state in found if isinstance(found, list) else ():  # a damaged log: any JSON value
             if isinstance(state, dict) and isinstance(state.get("toolCallId"), str):
                 states[state["toolCallId"]] = state
     answered: set[str] = set()

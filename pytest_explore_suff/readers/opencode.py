@@ -1,10 +1,13 @@
 """OpenCode sessions: its SQLite database (``~/.local/share/opencode/opencode.db``, tables
-``session``, ``message``, ``part``; read in place, read-only, with its WAL), and the
+``session``, ``message``, ``part``; read in place, read-only, with its WAL), its legacy
+JSON storage (``storage/session/<project>/<id>.json``, ``storage/message/<session
+id>/<id>.json``, ``storage/part/<message id>/<id>.json``: one document each), and the
 JSON export (``opencode export <id>``: ``{info, messages: [{info, parts}]}``).
 
-A database is a campaign of its own: one transcript per session, named
-``<database>/<session id>``. A subagent's session (its ``parent_id`` is the caller's
-session) is the caller's delegation thread, not a transcript of its own.
+A database, or a storage folder, is a campaign of its own: one transcript per session,
+named ``<database or storage folder>/<session id>``. A subagent's session (its
+``parent_id``, ``parentID`` in the storage, is the caller's session) is the caller's
+delegation thread, not a transcript of its own.
 
 Parts: ``text`` (the assistant's text: the last is the answer), ``reasoning``,
 ``tool`` (``{callID, tool, state: {status, input, output, error, metadata}}``:
@@ -24,11 +27,12 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..events import Collector
-from .base import NotATranscript
+from ..sources import logical_name
+from .base import NotATranscript, TranscriptError
 from .sqlite import columns, connect, require
 from .tools import Feed, Tools, number, read_document, window
 
@@ -180,29 +184,44 @@ def _read_db(path: str, collector: Collector) -> None:
         collector.lines += len(messages)
         collector.recognized = True
         reader.messages("main", messages)
-        # Each task call's subagent: its session (named in the call's metadata, else the
-        # caller's children in order), read as the call's thread; theirs in turn.
-        queue = [(session, reader.tasks, 0)]
-        seen = {session}
-        while queue:
-            caller, tasks, depth = queue.pop(0)
-            children = [r[0] for r in conn.execute(f"SELECT id FROM session WHERE {parent} = ? ORDER BY id",
-                                                   (caller,))]  # fmt: skip
-            named = {child for _, child in tasks if child is not None}
-            spare = [c for c in children if c not in named]
-            for tid, child in tasks:
-                if child is None:
-                    child = spare.pop(0) if spare else None
-                if child is None or child in seen or depth >= MAX_DEPTH:
-                    continue
-                seen.add(child)
-                reader.tasks = []
-                sub = _db_messages(conn, child)
-                collector.lines += len(sub)
-                reader.messages(tid, sub)
-                queue.append((child, reader.tasks, depth + 1))
+
+        def children(caller: str) -> list[str]:
+            rows = conn.execute(f"SELECT id FROM session WHERE {parent} = ? ORDER BY id", (caller,))
+            return [r[0] for r in rows]
+
+        def sub(child: str) -> list[tuple[str, dict[str, Any], list[Any]]]:
+            found = _db_messages(conn, child)
+            collector.lines += len(found)
+            return found
+
+        _subagents(reader, session, children, sub)
     collector.order_by_spawn()
     _finish(reader, collector)
+
+
+def _subagents(
+    reader: _Reader,
+    session: str,
+    children: Callable[[str], list[str]],
+    messages: Callable[[str], list[tuple[str, dict[str, Any], list[Any]]]],
+) -> None:
+    """Each task call's subagent: its session (named in the call's metadata, else the
+    caller's children in order), read as the call's thread; theirs in turn."""
+    queue = [(session, reader.tasks, 0)]
+    seen = {session}
+    while queue:
+        caller, tasks, depth = queue.pop(0)
+        named = {child for _, child in tasks if child is not None}
+        spare = [c for c in children(caller) if c not in named]
+        for tid, child in tasks:
+            if child is None:
+                child = spare.pop(0) if spare else None
+            if child is None or child in seen or depth >= MAX_DEPTH:
+                continue
+            seen.add(child)
+            reader.tasks = []
+            reader.messages(tid, messages(child))
+            queue.append((child, reader.tasks, depth + 1))
 
 
 def _finish(reader: _Reader, collector: Collector) -> None:
@@ -225,6 +244,127 @@ def _read_export(path: str, collector: Collector) -> None:
             )
     reader.messages("main", messages)
     _finish(reader, collector)
+
+
+# -- the legacy JSON storage ---------------------------------------------------------------
+
+STORAGE_PATTERN = r"(?:^|/)storage/(?:session|message|part)/[^/]+/[^/]+\.json$"
+_STORAGE_HEAD = re.compile(rb'"(?:sessionID|projectID|messageID)"\s*:')
+_PARENT = re.compile(rb'"parentID"\s*:\s*"([^"\\]+)"')
+
+
+def _storage_item(rel: str) -> tuple[str, str, str] | None:
+    """(kind, folder, id) of a storage file: ``session`` (folder: the project), ``message``
+    (folder: its session) or ``part`` (folder: its message); None for any other path."""
+    parts = logical_name(rel).replace("\\", "/").split("/")
+    if len(parts) >= 4 and parts[-4] == "storage" and parts[-3] in ("session", "message", "part"):
+        return parts[-3], parts[-2], parts[-1][: -len(".json")]
+    return None
+
+
+def storage_group(rel: str) -> str | None:
+    """A storage file belongs to its ``storage`` folder (split into sessions by `split`)."""
+    parts = rel.split("/")
+    return "/".join(parts[:-3]) if len(parts) >= 4 else None
+
+
+def looks_like_storage(head: bytes) -> bool:
+    """A storage document's first bytes: a session, message or part names its session."""
+    return head[:1] == b"{" and _STORAGE_HEAD.search(head) is not None
+
+
+def split(files: Sequence[str], head: Callable[[str], bytes]) -> list[tuple[str, list[str]]]:
+    """A storage folder's files by session: each session that is no subagent's, with its
+    own files and its subagents' (a message's files name their session; a part's, its
+    message; a session's document, its parent)."""
+    own: dict[str, list[str]] = {}
+    parents: dict[str, str] = {}
+    session_of: dict[str, str] = {}  # message id -> session id
+    parts: list[tuple[str, str]] = []
+    for rel in files:
+        item = _storage_item(rel)
+        if item is None:
+            continue
+        kind, folder, ident = item
+        if kind == "session":
+            own.setdefault(ident, []).append(rel)
+            m = _PARENT.search(head(rel))
+            if m is not None:
+                parents[ident] = m.group(1).decode("utf-8", "replace")
+        elif kind == "message":
+            own.setdefault(folder, []).append(rel)
+            session_of[ident] = folder
+        else:
+            parts.append((folder, rel))
+    for message, rel in parts:
+        if message in session_of:
+            own[session_of[message]].append(rel)
+    children: dict[str, list[str]] = {}
+    for sid, parent in parents.items():
+        if parent in own and parent != sid:
+            children.setdefault(parent, []).append(sid)
+    out = []
+    for sid in sorted(own):
+        if parents.get(sid) in own and parents[sid] != sid:
+            continue  # a subagent's: its caller's transcript holds it
+        members, queue, seen = [], [(sid, 0)], {sid}
+        while queue:
+            at, depth = queue.pop(0)
+            members += own[at]
+            for child in sorted(children.get(at, ())):
+                if child not in seen and depth < MAX_DEPTH:
+                    seen.add(child)
+                    queue.append((child, depth + 1))
+        out.append((sid, sorted(members)))
+    return out
+
+
+def _read_storage(files: Sequence[str], collector: Collector) -> None:
+    infos: dict[str, dict[str, Any]] = {}
+    messages: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    parts: dict[str, list[tuple[str, Any]]] = {}
+    for path in files:
+        item = _storage_item(path)
+        if item is None:
+            continue
+        try:
+            doc = read_document(path, collector)
+        except TranscriptError as exc:
+            collector.warnings.append(f"{exc}: the file is skipped")
+            continue
+        if not isinstance(doc, dict):
+            collector.corrupt += 1
+            continue
+        kind, folder, ident = item
+        if kind == "session":
+            infos[ident] = doc
+        elif kind == "message":
+            messages.setdefault(folder, []).append((ident, doc))
+        else:
+            parts.setdefault(folder, []).append((ident, doc))
+    session = collector.session
+    if session not in infos and session not in messages:
+        raise NotATranscript(f"not a transcript: no session {session!r} in the storage")
+    collector.recognized = True
+
+    def of(sid: str) -> list[tuple[str, dict[str, Any], list[Any]]]:
+        return [(mid, info, [p for _, p in sorted(parts.get(mid, ()), key=lambda p: p[0])])
+                for mid, info in sorted(messages.get(sid, ()), key=lambda m: m[0])]  # fmt: skip
+
+    def children(caller: str) -> list[str]:
+        return sorted(sid for sid, info in infos.items() if info.get("parentID") == caller and sid != caller)
+
+    reader = _Reader(collector)
+    reader.messages("main", of(session))
+    _subagents(reader, session, children, of)
+    collector.order_by_spawn()
+    _finish(reader, collector)
+
+
+def read_storage(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
+    """Feed one session of an OpenCode storage folder (its files and its subagents') to ``collector``."""
+    del decode_all  # each file is a document of its own
+    _read_storage(files, collector)
 
 
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:

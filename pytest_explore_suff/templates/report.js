@@ -6,13 +6,14 @@
   var BUCKETS = DATA.buckets;
   var T = DATA.transcripts;
   // transcript: [path, arm, group, run, kind, status, reason, flags, answered, errored,
-  //              concurrent, warnings, files, lines, corrupt_lines, calls, allocation, occupancy]
+  //              concurrent, warnings, files, lines, corrupt_lines, calls, allocation, occupancy,
+  //              agent]
   // call: [thread, query, files, bucket index, next, named, truncated, allocation]
   // (the layouts of allocation and occupancy are described in html.py: a string is the reason
   // the transcript has no such figure)
   var PATH = 0, ARM = 1, GROUP = 2, RUN = 3, KIND = 4, STATUS = 5, REASON = 6, FLAGS = 7,
       ANSWERED = 8, ERRORED = 9, CONCURRENT = 10, WARNINGS = 11, FILES = 12, CORRUPT = 14, CALLS = 15,
-      ALLOC = 16, OCC = 17, COLS = 8;
+      ALLOC = 16, OCC = 17, AGENT = 18, COLS = 8;
   var FAMILIES = DATA.families;
   var SUFFICIENT = -1;
   BUCKETS.forEach(function (b, i) { if (b.key === "sufficient") { SUFFICIENT = i; } });
@@ -97,7 +98,7 @@
     meta.push("arm " + t[ARM]);
     if (t[GROUP]) { meta.push("group " + t[GROUP]); }
     if (t[RUN]) { meta.push("run " + t[RUN]); }
-    meta.push(t[KIND]);
+    meta.push(t[AGENT] ? "agent " + t[AGENT] + " (" + t[KIND] + ")" : t[KIND]);
     meta.push(t[ANSWERED] + " answered, " + t[ERRORED] + " errored, " + t[CONCURRENT] + " concurrent");
     if (t[CORRUPT]) { meta.push(plural(t[CORRUPT], "corrupt line")); }
     td.appendChild(el("span", "meta", meta.join(" · ")));
