@@ -90,7 +90,7 @@ def _freeze_survivors(config: pytest.Config) -> None:
     more has piled up since the last: over tens of thousands of transcripts a
     walk costs more per transcript the more transcripts came before. Whatever
     survives a full collection is frozen (`gc.freeze`) right after it, so the
-    next one walks only what came since. Objects frozen are still freed when
+    next one walks only what came since (from the end of collection on). Objects frozen are still freed when
     nothing refers to them; only a reference cycle among them waits for the
     thaw. The thaw comes first thing at the session's finish (or at cleanup, if
     it never ran): the report, the summaries and other plugins' finish see the
@@ -98,17 +98,28 @@ def _freeze_survivors(config: pytest.Config) -> None:
     and hypothesis, imported for its summary, asks it). A process that froze
     objects of its own before is left alone.
     """
-    if gc.get_freeze_count() or _freeze_after_full in gc.callbacks:
-        return
-    gc.callbacks.append(_freeze_after_full)
     thaw = _Thaw()
     config.pluginmanager.register(thaw, THAW)
     config.add_cleanup(thaw.thaw)
 
 
 class _Thaw:
+    """Freezes from the end of collection (what the session keeps is there by then) to the
+    session's finish. Not from configure: the session's start belongs to other plugins too,
+    and hypothesis runs its entry points there, one of which (trio's) asks
+    ``gc.get_referrers``, which would warn of frozen objects (an error under
+    ``filterwarnings = error``)."""
+
     def __init__(self) -> None:
+        self.started = False
         self.done = False
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self) -> None:
+        if self.done or self.started or gc.get_freeze_count() or _freeze_after_full in gc.callbacks:
+            return  # a process that froze objects of its own is left alone
+        self.started = True
+        gc.callbacks.append(_freeze_after_full)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_sessionfinish(self) -> None:
@@ -117,8 +128,9 @@ class _Thaw:
     def thaw(self) -> None:
         if not self.done:
             self.done = True
-            gc.callbacks.remove(_freeze_after_full)
-            gc.unfreeze()
+            if self.started:
+                gc.callbacks.remove(_freeze_after_full)
+                gc.unfreeze()
 
 
 def _freeze_after_full(phase: str, info: dict[str, int]) -> None:

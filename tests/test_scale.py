@@ -898,6 +898,11 @@ FREEZE_PROBE = """
 import gc
 
 seen = []
+at_start = []
+
+def pytest_sessionstart(session):
+    gc.collect()  # what other plugins' session start may see (hypothesis asks gc.get_referrers)
+    at_start.append(gc.get_freeze_count())
 
 def pytest_runtest_logreport(report):
     if report.when == "teardown" and not seen:
@@ -906,6 +911,7 @@ def pytest_runtest_logreport(report):
 
 def pytest_sessionfinish(session):
     session.config._probe_frozen = seen
+    session.config._probe_start = at_start
 
 def pytest_terminal_summary(config):
     config._probe_summary = gc.get_freeze_count()
@@ -926,6 +932,8 @@ def test_what_survives_a_full_collection_is_frozen_while_items_run_and_thawed_wh
     recorder.assertoutcome(passed=2)
     [frozen] = recorder.getcalls("pytest_sessionfinish")[0].session.config._probe_frozen
     assert frozen > 1000  # the session's objects (and this test process's): frozen
+    # ... from the end of collection on: the session's start (other plugins') sees nothing frozen
+    assert recorder.getcalls("pytest_sessionfinish")[0].session.config._probe_start == [0]
     # ... and thawed before the summaries (a plugin there may ask gc.get_referrers)
     assert recorder.getcalls("pytest_sessionfinish")[0].session.config._probe_summary == 0
     assert gc.get_freeze_count() == 0
