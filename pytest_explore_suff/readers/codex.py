@@ -40,6 +40,7 @@ from typing import Any
 from ..events import RACE_MARKER, Collector, compact_json, metric_len, result_text, texts_of
 from ..sources import turns_of
 from .base import TranscriptError, events, unlinked_child, unlinked_delegation
+from .tools import arguments as _arguments
 
 #: ``type`` of a current-shape line.
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
@@ -115,16 +116,6 @@ def script_of(command: Any) -> str:
             if program.startswith(("powershell", "pwsh")) and word.lower() in ("-command", "-c"):
                 return " ".join(argv[i + 1 :])
     return shlex.join(argv)
-
-
-def _arguments(raw: Any) -> Any:
-    """A function_call's ``arguments``: a JSON string, decoded (an object given as is)."""
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError):
-            return {}
-    return raw
 
 
 def output_of(raw: Any) -> tuple[str, bool]:

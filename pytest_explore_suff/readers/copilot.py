@@ -35,7 +35,6 @@ it, so the judged tool and its family are matched as for every agent.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Sequence
@@ -45,6 +44,7 @@ from ..events import Collector, compact_json, metric_text, result_text
 from ..jsonl import Undecodable, decode
 from ..sources import ArchiveError, logical_name
 from .base import NotATranscript, Unreadable, _why, events
+from .tools import arguments as _arguments
 
 #: The first part of an event's ``type``.
 EVENT_FAMILIES = frozenset(
@@ -84,15 +84,6 @@ def looks_like_history(head: bytes) -> bool:
     return (
         head[:1] == b"{" and _HISTORY_KEYS.search(head) is not None and _SESSION_ID.search(head) is not None
     )
-
-
-def _arguments(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError):
-            return {}
-    return raw
 
 
 def _is_folder(path: str) -> bool:

@@ -26,7 +26,6 @@ A resumed session goes on in the same file; a record read twice (same
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from ..events import Collector, compact_json
 from .base import Replays, events, unlinked_child, unlinked_delegation
 from .codex import timestamp_ms
 from .gemini import _function_response, notion
+from .tools import arguments as _args
 
 #: Qwen's own names for the contract's notions (the rest are Gemini CLI's, see `gemini.notion`).
 NOTIONS = {"todo_write": "TodoWrite", "exit_plan_mode": "TodoWrite"}
@@ -73,15 +73,6 @@ def qwen_notion(name: str, args: Any, spec_names: tuple[str, str]) -> tuple[str,
     if name in NOTIONS and explore not in name and family not in name:
         return NOTIONS[name], args if isinstance(args, dict) else {}
     return notion(name, args, spec_names)
-
-
-def _args(raw: Any) -> Any:
-    if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError):
-            return {}
-    return raw
 
 
 def _parts(record: dict[str, Any]) -> list[Any]:
