@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -9,9 +11,20 @@ import pytest
 from builders import Run, ab_campaign, allocation_run, no_explore_run, sufficient_run
 from helpers import DEFAULT_JSON, EXAMPLES, RunCampaign, report
 
+import pytest_explore_suff
 from pytest_explore_suff import Verdict, judge
 
 pytest_plugins = ["pytester"]
+
+# The plugin imports its modules only once a campaign is asked for (tests/test_startup.py
+# checks that, in fresh processes). pytester's in-process runs drop every module a run
+# imported when the run ends, so the next run would import fresh copies beside the
+# objects the package kept from the last (`judge`'s names, a reader's class): different
+# classes for the same names. Imported here, before any run, every in-process run shares
+# them, as the one session of a real pytest process does.
+for _module in pkgutil.walk_packages(pytest_explore_suff.__path__, "pytest_explore_suff."):
+    if not _module.name.endswith("__main__"):  # the command: it would run
+        importlib.import_module(_module.name)
 
 
 @pytest.fixture
