@@ -35,16 +35,15 @@ it, so the judged tool and its family are matched as for every agent.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from typing import Any
 
 from ..events import Collector, compact_json, metric_text, result_text
-from ..jsonl import Undecodable, decode
-from ..sources import ArchiveError, logical_name
-from .base import NotATranscript, Unreadable, _why, events
+from ..sources import logical_name
+from .base import NotATranscript, events
 from .tools import arguments as _arguments
+from .tools import read_document
 
 #: The first part of an event's ``type``.
 EVENT_FAMILIES = frozenset(
@@ -65,7 +64,6 @@ _PLAIN_FILES = frozenset(
     {"makefile", "dockerfile", "license", "readme", "gemfile", "rakefile", "procfile", "jenkinsfile",
      "vagrantfile", "brewfile", "justfile", "copying", "notice", "authors", "changelog", "containerfile"}
 )  # fmt: skip
-MAX_DOCUMENT = 256 << 20
 _HISTORY_KEYS = re.compile(rb'"chatMessages"\s*:')
 _SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"')
 
@@ -258,20 +256,7 @@ class _Session:
 
 def _history(path: str, collector: Collector) -> None:
     """A ``history-session-state`` document: OpenAI-style chat messages."""
-    name = os.path.basename(path)
-    try:
-        with collector.open_file(path) as fh:
-            raw = fh.read(MAX_DOCUMENT + 1)
-    except (OSError, ArchiveError, EOFError) as exc:
-        raise Unreadable(f"cannot read {name}: {_why(exc)}") from None
-    if len(raw) > MAX_DOCUMENT:
-        raise Unreadable(f"{name}: a JSON document over {MAX_DOCUMENT >> 20} MB, not read (it is read whole)")
-    collector.lines += raw.count(b"\n") + (1 if raw and not raw.endswith(b"\n") else 0)
-    try:
-        doc = decode(raw.strip())
-    except Undecodable as exc:
-        collector.corrupt += 1
-        raise Unreadable(f"{name}: not valid JSON ({exc})") from None
+    doc = read_document(path, collector)
     if not isinstance(doc, dict) or not isinstance(doc.get("chatMessages"), list):
         raise NotATranscript("not a transcript: a JSON document with no Copilot CLI chatMessages")
     collector.recognized = True
