@@ -144,7 +144,9 @@ class _Session:
         self.feed.added(thought)
 
     def observation(self, ev: dict[str, Any]) -> None:
-        call = self.calls.get(ev["cause"])
+        cause = ev["cause"]
+        # A damaged event can carry any JSON as its cause: only an id can name an action.
+        call = self.calls.get(cause) if isinstance(cause, (int, str)) else None
         content = ev.get("content")
         if call is None or not isinstance(content, str):
             self.feed.added(content)
