@@ -2,38 +2,23 @@
 
 from __future__ import annotations
 
-import argparse
 from dataclasses import dataclass
 from typing import Any
 
-#: option / ini stem -> (bucket, direction). One lower bound, four upper bounds.
-GATES: dict[str, tuple[str, str]] = {
-    "min_sufficient": ("sufficient", "min"),
-    "max_explore_again": ("explore_again", "max"),
-    "max_read_returned": ("read_returned", "max"),
-    "max_read_missed": ("read_missed", "max"),
-    "max_search": ("search", "max"),
-}
+# The tables and the parsers of the options' values live in `options` (imported at every
+# pytest start, where a dataclass costs too much); re-exported here.
+from .options import (
+    GATES,
+    METRIC_BASELINE_GATES,
+    METRIC_GATES,
+    METRIC_WORDS,
+    parse_growth,
+    parse_threshold,
+)
 
-
-#: The other two metrics' gates: option / ini stem -> (metric, direction).
-METRIC_GATES: dict[str, tuple[str, str]] = {
-    "min_allocation": ("allocation", "min"),
-    "max_residual_share": ("residual_share", "max"),
-}
-#: Against a baseline: option / ini stem -> (metric, direction).
-METRIC_BASELINE_GATES: dict[str, tuple[str, str]] = {
-    "max_allocation_drop": ("allocation", "max_drop"),
-    "max_residual_growth": ("residual", "max_growth"),
-}
-#: What a metric gate compares, in words, and why it may have no figure.
-METRIC_WORDS = {
-    "allocation": ("allocation efficiency",
-                   "no allocation figure (no explore response with a returned-file section)"),
-    "residual_share": ("median retrieval residual share of the final context",
-                       "no occupancy figure (no token counts in its logs)"),
-    "residual": ("median retrieval residual", "no occupancy figure (no token counts in its logs)"),
-}  # fmt: skip
+__all__ = ["GATES", "METRIC_BASELINE_GATES", "METRIC_GATES", "METRIC_WORDS", "Gate", "Outcome",
+           "evaluate", "evaluate_baseline_metrics", "evaluate_metrics", "parse_growth",
+           "parse_threshold", "sample_size"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -54,26 +39,6 @@ class Gate:
         if self.op == "max_growth":
             return f"--max-{self.metric.replace('_', '-')}-growth"
         return f"--{self.op}-{self.metric.replace('_', '-')}"
-
-
-def _arm_value(text: str, expected: str) -> tuple[str | None, float]:
-    """``VALUE`` or ``ARM:VALUE`` -> (arm, the number); ``expected`` says what a bad one should be."""
-    arm, sep, value = text.rpartition(":")
-    try:
-        number = float(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected {expected}") from None
-    if sep and not arm:
-        raise argparse.ArgumentTypeError(f"{text!r}: empty arm name before ':'")
-    return (arm or None), number
-
-
-def parse_threshold(text: str) -> tuple[str | None, float]:
-    """``0.5`` or ``ARM:0.5`` -> (arm, fraction); raises ArgumentTypeError."""
-    arm, frac = _arm_value(text, "FRAC or ARM:FRAC with FRAC between 0 and 1 (e.g. 0.5 or with:0.5)")
-    if not 0.0 <= frac <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the fraction must be between 0 and 1")
-    return arm, frac
 
 
 @dataclass
@@ -155,14 +120,6 @@ class Outcome:
                 what += f" ({'lower' if g.op == 'min' else 'upper'} 95% bound {self.bound:.3f})"
         op = ">=" if g.op == "min" else "<="
         return f"{g.option}: {where} {what} (n={self.n}) {op} {g.threshold:g}: {verdict}"
-
-
-def parse_growth(text: str) -> tuple[str | None, float]:
-    """``0.2`` or ``ARM:0.2`` -> (arm, relative growth >= 0); raises ArgumentTypeError."""
-    arm, growth = _arm_value(text, "FRAC or ARM:FRAC, a relative growth such as 0.2 (20%)")
-    if not 0.0 <= growth < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}: the growth must be a number >= 0")
-    return arm, growth
 
 
 def _targets(gate: Gate, arms: dict[str, dict[str, Any]]) -> list[str]:

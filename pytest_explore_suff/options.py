@@ -1,8 +1,10 @@
 """The plugin's options: one table of flags with their ini twins, their validators, and `Settings`.
 
-Imported at every pytest start, a campaign asked for or not: this module and
-what it imports (the package's `__init__`, `gates`) stay clear of the readers, the report
-and their dependencies.
+Imported at every pytest start, a campaign asked for or not, and by every xdist
+worker: it imports nothing but what pytest has imported already (the package's
+`__init__` aside), and builds no dataclass (each costs pytest's start-up most of
+a millisecond). The gates' tables and the parsers of their values are here for
+that reason; `gates` (imported when a run has a gate) re-exports them.
 """
 
 from __future__ import annotations
@@ -11,21 +13,70 @@ import argparse
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from . import DEFAULT_STORAGE, DEFAULT_WINDOW, MAX_LINE, ToolSpec
-from .gates import (
-    GATES,
-    METRIC_BASELINE_GATES,
-    METRIC_GATES,
-    METRIC_WORDS,
-    Gate,
-    parse_growth,
-    parse_threshold,
-)
+
+if TYPE_CHECKING:
+    from .gates import Gate
+
+#: option / ini stem -> (bucket, direction). One lower bound, four upper bounds.
+GATES: dict[str, tuple[str, str]] = {
+    "min_sufficient": ("sufficient", "min"),
+    "max_explore_again": ("explore_again", "max"),
+    "max_read_returned": ("read_returned", "max"),
+    "max_read_missed": ("read_missed", "max"),
+    "max_search": ("search", "max"),
+}
+#: The other two metrics' gates: option / ini stem -> (metric, direction).
+METRIC_GATES: dict[str, tuple[str, str]] = {
+    "min_allocation": ("allocation", "min"),
+    "max_residual_share": ("residual_share", "max"),
+}
+#: Against a baseline: option / ini stem -> (metric, direction).
+METRIC_BASELINE_GATES: dict[str, tuple[str, str]] = {
+    "max_allocation_drop": ("allocation", "max_drop"),
+    "max_residual_growth": ("residual", "max_growth"),
+}
+#: What a metric gate compares, in words, and why it may have no figure.
+METRIC_WORDS = {
+    "allocation": ("allocation efficiency",
+                   "no allocation figure (no explore response with a returned-file section)"),
+    "residual_share": ("median retrieval residual share of the final context",
+                       "no occupancy figure (no token counts in its logs)"),
+    "residual": ("median retrieval residual", "no occupancy figure (no token counts in its logs)"),
+}  # fmt: skip
+
+
+def _arm_value(text: str, expected: str) -> tuple[str | None, float]:
+    """``VALUE`` or ``ARM:VALUE`` -> (arm, the number); ``expected`` says what a bad one should be."""
+    arm, sep, value = text.rpartition(":")
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected {expected}") from None
+    if sep and not arm:
+        raise argparse.ArgumentTypeError(f"{text!r}: empty arm name before ':'")
+    return (arm or None), number
+
+
+def parse_threshold(text: str) -> tuple[str | None, float]:
+    """``0.5`` or ``ARM:0.5`` -> (arm, fraction); raises ArgumentTypeError."""
+    arm, frac = _arm_value(text, "FRAC or ARM:FRAC with FRAC between 0 and 1 (e.g. 0.5 or with:0.5)")
+    if not 0.0 <= frac <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the fraction must be between 0 and 1")
+    return arm, frac
+
+
+def parse_growth(text: str) -> tuple[str | None, float]:
+    """``0.2`` or ``ARM:0.2`` -> (arm, relative growth >= 0); raises ArgumentTypeError."""
+    arm, growth = _arm_value(text, "FRAC or ARM:FRAC, a relative growth such as 0.2 (20%)")
+    if not 0.0 <= growth < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}: the growth must be a number >= 0")
+    return arm, growth
+
 
 DEFAULT_JSON = "explore-suff.json"
 
@@ -71,18 +122,7 @@ class Settings:
         )
         self.keep_excluded: bool = bool(opt("explore_suff_keep_excluded"))
         self.strict: bool = bool(opt("explore_suff_strict"))
-        self.gates: list[Gate] = []
-        for stem, (metric, op) in GATES.items():
-            cli = config.getoption(stem) or []
-            values = (
-                cli
-                if cli
-                else [
-                    _checked(v, parse_threshold, f"explore_suff_{stem}")
-                    for v in config.getini(f"explore_suff_{stem}")
-                ]
-            )
-            self.gates += [Gate(metric, op, frac, arm) for arm, frac in values]
+        self.gates = _gates(config, GATES)
         self.metric_gates = _gates(config, METRIC_GATES)
         self.metric_baseline_gates = _gates(config, METRIC_BASELINE_GATES)
         self.window: int = (
@@ -176,7 +216,10 @@ def _gates(config: pytest.Config, table: dict[str, tuple[str, str]]) -> list[Gat
         values = config.getoption(stem) or [
             _checked(v, parse, f"explore_suff_{stem}") for v in config.getini(f"explore_suff_{stem}")
         ]
-        out += [Gate(metric, op, frac, arm) for arm, frac in values]
+        if values:
+            from .gates import Gate  # a run with a gate: not every pytest start
+
+            out += [Gate(metric, op, frac, arm) for arm, frac in values]
     return out
 
 
@@ -270,26 +313,38 @@ def _checked(value: Any, parse: Any, ini: str) -> Any:
         raise pytest.UsageError(f"ini {ini}: {exc}") from None
 
 
-@dataclass(frozen=True)
 class Option:
     """A command-line option and its ini twin (the command line wins, see `Settings`).
 
     The ini twin takes the flag's help; its type follows the flag's action: a
     ``store_true`` flag is a bool, an ``append`` flag a line list (unless
-    ``ini_type`` says it is one string), anything else a string.
+    ``ini_type`` says it is one string), anything else a string. (A plain class,
+    not a dataclass: see the module's docstring.)
     """
 
-    flag: str
-    ini: str
-    help: str
-    dest: str | None = None  # default: the ini name
-    metavar: str | None = None
-    action: str | None = None
-    type: Callable[[str], Any] | None = None
-    choices: tuple[str, ...] | None = None
-    ini_type: str | None = None
-    nargs: str | None = None
-    const: Any = None
+    __slots__ = ("action", "choices", "const", "dest", "flag", "help", "ini", "ini_type", "metavar",
+                 "nargs", "type")  # fmt: skip
+
+    def __init__(
+        self,
+        flag: str,
+        ini: str,
+        help: str,
+        dest: str | None = None,  # default: the ini name
+        metavar: str | None = None,
+        action: str | None = None,
+        type: Callable[[str], Any] | None = None,
+        choices: tuple[str, ...] | None = None,
+        ini_type: str | None = None,
+        nargs: str | None = None,
+        const: Any = None,
+    ) -> None:
+        self.flag, self.ini, self.help, self.dest, self.metavar = flag, ini, help, dest, metavar
+        self.action, self.type, self.choices, self.ini_type = action, type, choices, ini_type
+        self.nargs, self.const = nargs, const
+
+    def __repr__(self) -> str:
+        return f"Option({self.flag!r}, {self.ini!r})"
 
     def add(self, parser: pytest.Parser) -> None:
         group = parser.getgroup("explore-suff", "explore sufficiency of coding-agent campaigns")

@@ -1,39 +1,62 @@
 """The pytest hooks: a campaign directory becomes test items, a summary and gates.
 
-Each hook hands its work to the module that does it: `options` (the flags and
-their ini twins, `Settings`), `guard` (a campaign is data: nothing in it is
-imported), `nodes` (what is collected and run), `session` (the report: records,
-gates, JSON, HTML, the summary) and `xdist` (what the controller and its
-workers tell each other).
-
 Installed in a project, this module is imported by every pytest run of it and
-by every xdist worker, campaign or not: it imports only the options and the
-guard. The other modules (the readers, the report, Jinja2, ...) are imported by
-the hooks once `options.campaign_asked` says the run grades a campaign, and a
-hook that pytest calls on every run (per file, per report) asks that first and
-returns.
+by every xdist worker, campaign or not. It registers the options (`options`)
+and, before pytest imports any conftest.py, keeps a campaign from being one
+(`guard`, imported only when a campaign is named). Everything else is in
+`CampaignHooks`, registered at configure only when `options.campaign_asked`
+says the run grades a campaign: a project's own test runs pay no hook call of
+ours per file, per item or per report. The hooks hand their work to the module
+that does it: `nodes` (what is collected and run), `session` (the report:
+records, gates, JSON, HTML, the summary) and `xdist` (what the controller and
+its workers tell each other).
 """
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import guard, hookspecs, options
+from . import options
+
+#: The name `CampaignHooks` is registered under.
+CAMPAIGN_HOOKS = "explore-suff-campaign"
+
+
+def _not_rewritten() -> None:
+    """Take this package off the list of modules whose asserts pytest rewrites.
+
+    pytest rewrites the asserts of every module of a distribution that has a
+    ``pytest11`` entry point, so that a plugin's helpers report assertion
+    failures in tests. This package has no assert meant for a test; rewritten,
+    each of its modules is parsed and compiled again at every pytest start
+    where the rewritten copy cannot be cached (``PYTHONDONTWRITEBYTECODE``, as
+    many CI images set, or a read-only site-packages): 0.28 s for a campaign's
+    modules on this project's benchmark machine. pytest has no public way to
+    opt out; its rewriting hook keeps the names in a set (``_must_rewrite``):
+    when that is not there, nothing changes but the cost.
+    """
+    package = __name__.rpartition(".")[0]
+    for finder in sys.meta_path:
+        marked = getattr(finder, "_must_rewrite", None)
+        if isinstance(marked, set) and package in marked:
+            marked.discard(package)
+            cache = getattr(finder, "_marked_for_rewrite_cache", None)
+            if isinstance(cache, dict):
+                for name in [n for n in cache if n == package or n.startswith(package + ".")]:
+                    del cache[name]
+
+
+_not_rewritten()
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    from . import hookspecs
+
     pluginmanager.add_hookspecs(hookspecs)
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_explore_suff_readers() -> Any:
-    # The built-in readers, through the hook a third party uses (imported only when asked).
-    from .readers import builtin_readers
-
-    return builtin_readers()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -43,86 +66,87 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     # Before pytest's own (trylast), which imports the conftest.py files of the paths named.
-    guard.protect(early_config)
+    if options.campaign_roots(early_config):
+        from . import guard
+
+        guard.protect(early_config)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    guard.protect(config)
+    if options.campaign_roots(config):
+        from . import guard
+
+        guard.protect(config)
     options.configure(config)
     if options.campaign_asked(config):
         from . import session
 
+        # Before the session's own plugins: hooks registered later are called first.
+        config.pluginmanager.register(CampaignHooks(), CAMPAIGN_HOOKS)
         session.configure(config)
 
 
-def pytest_unconfigure(config: pytest.Config) -> None:
-    if options.campaign_asked(config):
+class CampaignHooks:
+    """The hooks of a run that grades a campaign (registered by `pytest_configure`)."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_explore_suff_readers(self) -> Any:
+        # The built-in readers, through the hook a third party uses.
+        from .readers import builtin_readers
+
+        return builtin_readers()
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
         from . import session
 
         session.unconfigure(config)
 
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        if items:
+            from . import nodes
 
-def pytest_deselected(items: list[pytest.Item]) -> None:
-    if items and options.campaign_asked(items[0].config):
-        from . import nodes
+            nodes.note_deselected(items)
 
-        nodes.note_deselected(items)
-
-
-# tryfirst: what was collected before a plugin (pytest-shard) narrows it without deselecting.
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if options.campaign_asked(config):
+    # tryfirst: what was collected before a plugin (pytest-shard) narrows it without deselecting.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         from . import nodes
 
         nodes.note_collected(config, items)
 
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    if options.campaign_asked(session.config):
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
         from . import nodes
 
         nodes.note_left_out(session.config, session.items)
         nodes.share_hooks(session.items)
 
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    if options.campaign_asked(session.config):
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
         from . import xdist
 
         xdist.send_deselected(session.config)
 
-
-# tryfirst: the campaign is ours, whatever a conftest.py or pytest's Package would make of it.
-@pytest.hookimpl(tryfirst=True)
-def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if options.campaign_asked(parent.config):
+    # tryfirst: the campaign is ours, whatever a conftest.py or pytest's Package would make of it.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         from . import nodes
 
         return nodes.campaign_node(nodes.CampaignDir, path, parent)
-    return None
 
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        from . import guard
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    if options.campaign_asked(config):
         return guard.keep_campaign(collection_path, config)
-    return None
 
-
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if options.campaign_asked(parent.config):
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         from . import nodes
 
         return nodes.campaign_node(nodes.CampaignArchive, file_path, parent)
-    return None
 
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    report = yield
-    if options.campaign_asked(item.config):
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+        report = yield
         from . import nodes
 
         nodes.after_report(item, call, report)
-    return report
+        return report

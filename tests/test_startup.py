@@ -22,8 +22,6 @@ LIGHT = {
     "pytest_explore_suff.plugin",
     "pytest_explore_suff.hookspecs",
     "pytest_explore_suff.options",
-    "pytest_explore_suff.guard",  # keeps a campaign data: runs at every start-up, imports only options
-    "pytest_explore_suff.gates",
 }
 #: What a campaign needs, at least: if the import log misses these in a campaign run, it
 #: would miss them in a run without one too.
