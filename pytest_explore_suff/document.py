@@ -230,8 +230,9 @@ RELATIONS = {
     "overlapping": "an overlapping campaign: some transcripts are byte-identical, others changed, "
     "added or removed",
     "new": "a new campaign: no transcript is byte-identical to one of the baseline's",
-    "unknown": "the baseline has no digests of its transcripts (written before schema 3): "
-    "whether it is the same campaign is not known",
+    "unknown": "the baseline has no digests of its transcripts that this version compares "
+    "(written before schema 3, or with another digest algorithm): whether it is the same "
+    "campaign is not known",
 }
 
 

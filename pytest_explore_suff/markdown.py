@@ -19,7 +19,8 @@ RELATION_WORDS = {
     "judge's, not the tool's",
     "overlapping": "an overlapping campaign (some transcripts byte-identical)",
     "new": "a new campaign (no transcript byte-identical)",
-    "unknown": "the baseline has no digests (an older report): same campaign or not is not known",
+    "unknown": "the baseline has no digests this version compares (an older report): same campaign "
+    "or not is not known",
 }
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import bisect
 import gzip
-import hashlib
 import io
 import os
 import posixpath
@@ -26,6 +25,8 @@ import zlib
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar, Token
 from typing import Any, BinaryIO
+
+import xxhash
 
 from .jsonl import BUFFER
 
@@ -520,10 +521,14 @@ def opener(archive: str | None) -> Opener:
     return open_path if archive is None else archive_source(archive).open
 
 
-#: The digest of a transcript's bytes, and how the report names it. SHA-256 cut to 128
-#: bits: as fast as any hash hashlib has here (OpenSSL's runs at 0.9-1.7 GB/s), and a
-#: change to the bytes never goes unnoticed by chance (a CRC's 32 bits could).
-DIGEST = "sha256/128"
+#: The digest of a transcript's bytes, and how the report names it: XXH3 with 128 bits
+#: (python-xxhash). It tells a changed transcript from an unchanged one (a chance
+#: collision is 1 in 2**128); it is no defence against someone forging a transcript, which
+#: the report never claims. About 8 GB/s on this project's benchmark machine, where
+#: hashlib's fastest (SHA-256) ran at 1 GB/s and cost the explore-heavy benchmark 8% of
+#: its CPU. A baseline whose digests are of another algorithm (``sha256/128``, of
+#: development builds before December 2026) is compared as one without digests (`compare.load_baseline`).
+DIGEST = "xxh3-128"
 _DIGEST_HEX = 32
 
 
@@ -548,7 +553,7 @@ class Digests:
             fh = open_file(path)
             if path in self._files:  # read again (a second pass): hashed the first time
                 return fh
-            h = self._files[path] = hashlib.sha256()
+            h = self._files[path] = xxhash.xxh3_128()
             if type(fh) is io.BytesIO:
                 with fh.getbuffer() as data:
                     h.update(data)
@@ -566,7 +571,7 @@ class Digests:
         digests: list[bytes] = [h.digest() for h in self._files.values()]
         if len(digests) == 1:
             return digests[0].hex()[:_DIGEST_HEX]
-        return hashlib.sha256(b"".join(digests)).hexdigest()[:_DIGEST_HEX]
+        return xxhash.xxh3_128(b"".join(digests)).hexdigest()[:_DIGEST_HEX]
 
 
 class _Hashing(io.RawIOBase):
@@ -608,7 +613,7 @@ class _Hashing(io.RawIOBase):
 
 def campaign_digest(pairs: Iterable[tuple[str, str | None]]) -> str:
     """One digest of a campaign: its transcripts' paths and digests, in path order."""
-    h = hashlib.sha256()
+    h = xxhash.xxh3_128()
     for path, digest in sorted(pairs):
         h.update(f"{path}\0{digest or '-'}\n".encode("utf-8", "surrogateescape"))
     return h.hexdigest()[:_DIGEST_HEX]

@@ -4,7 +4,6 @@ summary, and the ``explore-suff`` command over saved reports."""
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import shutil
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import xxhash
 from builders import ab_campaign, allocation_run, no_explore_run, sufficient_run
 from helpers import EXAMPLES
 
@@ -24,8 +24,8 @@ SCHEMA2 = Path(__file__).parent / "data" / "schema2-report.json"  # written by t
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
 
-def sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()[:32]
+def digest_of(data: bytes) -> str:
+    return xxhash.xxh3_128(data).hexdigest()
 
 
 def saved(pytester: pytest.Pytester) -> list[Path]:
@@ -135,10 +135,10 @@ def test_each_transcript_records_the_digest_of_its_bytes_and_the_campaign_one_of
     run_in(pytester, campaign)
     doc = load(pytester.path / "explore-suff.json")
     for rec in doc["transcripts"]:
-        assert rec["digest"] == sha((campaign / rec["files"][0]).read_bytes())
+        assert rec["digest"] == digest_of((campaign / rec["files"][0]).read_bytes())
     lines = sorted(f"{r['path']}\0{r['digest']}\n" for r in doc["transcripts"])
-    assert doc["fingerprint"]["campaign"] == sha("".join(lines).encode())
-    assert doc["fingerprint"]["algorithm"] == "sha256/128"
+    assert doc["fingerprint"]["campaign"] == digest_of("".join(lines).encode())
+    assert doc["fingerprint"]["algorithm"] == "xxh3-128"
 
 
 def test_a_streamed_gzipped_or_archived_transcript_has_the_digest_of_its_bytes(
@@ -182,6 +182,21 @@ def test_a_baseline_of_the_previous_schema_has_no_digests_and_says_so(pytester, 
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*the baseline has no digests*not known*"])
     assert load(pytester.path / "explore-suff.json")["baseline"]["campaign"]["relation"] == "unknown"
+
+
+def test_a_baseline_with_digests_of_another_algorithm_is_not_called_a_new_campaign(pytester, campaign):
+    # The same bytes under another algorithm (sha256/128 of earlier development builds) give
+    # other digests: compared as they are, the same campaign would be called a new one.
+    run_in(pytester, campaign, "--explore-suff-json=base.json")
+    doc = load(pytester.path / "base.json")
+    doc["fingerprint"]["algorithm"] = "sha256/128"
+    for rec in doc["transcripts"]:
+        rec["digest"] = "0" * 32
+    (pytester.path / "base.json").write_text(json.dumps(doc))
+    result = run_in(pytester, campaign, "--explore-suff-baseline=base.json")
+    result.stdout.fnmatch_lines(["*the baseline has no digests*another digest algorithm*not known*"])
+    rel = load(pytester.path / "explore-suff.json")["baseline"]["campaign"]
+    assert rel["relation"] == "unknown"
 
 
 # -- trend ----------------------------------------------------------------------------------------
