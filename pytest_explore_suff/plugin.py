@@ -20,8 +20,6 @@ from typing import Any
 
 import pytest
 
-from . import options
-
 #: The name `CampaignHooks` is registered under.
 CAMPAIGN_HOOKS = "explore-suff-campaign"
 
@@ -50,7 +48,9 @@ def _not_rewritten() -> None:
                     del cache[name]
 
 
-_not_rewritten()
+_not_rewritten()  # before this module imports any other of the package
+
+from . import options  # noqa: E402
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -79,15 +79,20 @@ def pytest_configure(config: pytest.Config) -> None:
         guard.protect(config)
     options.configure(config)
     if options.campaign_asked(config):
-        from . import session
-
+        hooks = CampaignHooks()
         # Before the session's own plugins: hooks registered later are called first.
-        config.pluginmanager.register(CampaignHooks(), CAMPAIGN_HOOKS)
-        session.configure(config)
+        config.pluginmanager.register(hooks, CAMPAIGN_HOOKS)
+        hooks.session.configure(config)
 
 
 class CampaignHooks:
     """The hooks of a run that grades a campaign (registered by `pytest_configure`)."""
+
+    def __init__(self) -> None:
+        # Imported once here, not in each hook: some run three times per transcript.
+        from . import guard, nodes, session, xdist
+
+        self.guard, self.nodes, self.session, self.xdist = guard, nodes, session, xdist
 
     @pytest.hookimpl(trylast=True)
     def pytest_explore_suff_readers(self) -> Any:
@@ -97,56 +102,38 @@ class CampaignHooks:
         return builtin_readers()
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
-        from . import session
-
-        session.unconfigure(config)
+        self.session.unconfigure(config)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         if items:
-            from . import nodes
-
-            nodes.note_deselected(items)
+            self.nodes.note_deselected(items)
 
     # tryfirst: what was collected before a plugin (pytest-shard) narrows it without deselecting.
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        from . import nodes
-
-        nodes.note_collected(config, items)
+        self.nodes.note_collected(config, items)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from . import nodes
-
-        nodes.note_left_out(session.config, session.items)
-        nodes.share_hooks(session.items)
+        self.nodes.note_left_out(session.config, session.items)
+        self.nodes.share_hooks(session.items)
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        from . import xdist
-
-        xdist.send_deselected(session.config)
+        self.xdist.send_deselected(session.config)
 
     # tryfirst: the campaign is ours, whatever a conftest.py or pytest's Package would make of it.
     @pytest.hookimpl(tryfirst=True)
     def pytest_collect_directory(self, path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-        from . import nodes
-
-        return nodes.campaign_node(nodes.CampaignDir, path, parent)
+        return self.nodes.campaign_node(self.nodes.CampaignDir, path, parent)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
-        from . import guard
-
-        return guard.keep_campaign(collection_path, config)
+        return self.guard.keep_campaign(collection_path, config)
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-        from . import nodes
-
-        return nodes.campaign_node(nodes.CampaignArchive, file_path, parent)
+        return self.nodes.campaign_node(self.nodes.CampaignArchive, file_path, parent)
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         report = yield
-        from . import nodes
-
-        nodes.after_report(item, call, report)
+        self.nodes.after_report(item, call, report)
         return report

@@ -9,6 +9,7 @@ imports there is what the plugin costs a project that never asks for a campaign.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -144,3 +145,33 @@ def test_the_package_imports_its_names_when_asked_and_they_are_the_same(tmp_path
     assert first == "['pytest_explore_suff']"  # importing the package imports nothing else of it
     assert last.startswith("1 [")
     assert "('sufficient', 1)" in last
+
+
+REWRITTEN = """
+import sys, pytest, _pytest.config as config
+# What pytest marks for a wheel install (an editable one marks the plugin module alone).
+listed = config._iter_rewritable_modules
+config._iter_rewritable_modules = lambda files: [*listed(files), "pytest_explore_suff"]
+args = ["-q", "-p", "no:cacheprovider", f"--explore-suff={sys.argv[1]}", "--explore-suff-json=none"]
+code = pytest.main(args)
+ours = sorted(m for m in sys.modules if m.startswith("pytest_explore_suff."))
+print(code, len(ours))
+print(sorted({type(sys.modules[m].__loader__).__name__ for m in ours if m != "pytest_explore_suff.plugin"}))
+"""
+
+
+def test_pytest_does_not_rewrite_the_asserts_of_the_modules_a_campaign_imports(small_campaign, tmp_path):
+    # pytest rewrites every module of a distribution with a pytest11 entry point; under
+    # PYTHONDONTWRITEBYTECODE it cannot cache the result, and parsed and compiled each of
+    # them at every start (a quarter of a second). Only the package and the plugin module,
+    # imported before the plugin can say so, go through its hook.
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", REWRITTEN, small_campaign],
+        cwd=tmp_path, capture_output=True, text=True, check=False, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first, loaders = done.stdout.splitlines()[-2:]
+    code, imported_count = first.split()
+    assert code == "0" and int(imported_count) > 20, done.stdout
+    assert loaders == "['SourceFileLoader']", loaders
