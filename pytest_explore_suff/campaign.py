@@ -20,8 +20,6 @@ from typing import Any
 
 from .jsonl import Undecodable, decode
 from .readers import BUILTIN, Reader, Readers, TranscriptError
-from .readers.codex import session_identity
-from .readers.gemini import SKILL_EXTRACTION
 from .sources import (
     MEMBER_ERRORS,
     SIDECAR_SUFFIXES,
@@ -631,6 +629,8 @@ def _agent_children(
     for rel in sorted(mains, key=order.__getitem__):
         kind, event = sniff_rel(rel)
         if kind == "codex" and event is not None and event.get("type") == "session_meta":
+            from .readers.codex import session_identity  # a campaign without Codex logs never needs it
+
             sid, parent, _ = session_identity(event.get("payload"))
             if sid is not None:
                 by_id.setdefault(("codex", sid), rel)
@@ -645,6 +645,8 @@ def _agent_children(
             held = gemini_by_id.get(slot)
             if held is None or (_jsonl(rel) and not _jsonl(held)):
                 gemini_by_id[slot] = rel
+            from .readers.gemini import SKILL_EXTRACTION  # likewise
+
             if len(parts) >= 2 and not parts[-2].startswith(SKILL_EXTRACTION):
                 wanted[rel] = ("gemini", "/".join(parts[:-2]) + "\0" + parts[-2])
     for rel, (agent, key) in wanted.items():

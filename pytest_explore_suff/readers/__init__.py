@@ -2,32 +2,22 @@
 
 `BUILTIN` holds the built-in readers as `registry.Reader` objects: the plugin
 registers them through the ``pytest_explore_suff_readers`` hook, the way a
-third party registers its own.
+third party registers its own. Claude Code's readers are imported with this
+package; every other agent's module when its reader is first asked something
+(a claim, a read): a campaign imports the readers its files need, and the
+paths they claim by are in `claims`.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..events import Collector, ToolSpec
 from ..registry import Reader, Readers
 from ..sources import Opener, open_path
-from . import (
-    amp,
-    cline,
-    codex,
-    continue_,
-    copilot,
-    crush,
-    gemini,
-    interactive,
-    opencode,
-    openhands,
-    openhands_sdk,
-    qwen,
-    streamjson,
-)
+from . import claims, interactive, streamjson
 from .base import NotATranscript, TranscriptError, Unreadable, kind_of, looks_like_event
 
 __all__ = [
@@ -37,22 +27,38 @@ __all__ = [
 
 Read = Callable[..., None]
 
+
+def _lazy(module: str, name: str) -> Callable[..., Any]:
+    """``readers.<module>.<name>``, imported when first called."""
+    found: Callable[..., Any] | None = None
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        nonlocal found
+        if found is None:
+            found = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+        return found(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__module__ = f"{__name__}.{module}"
+    return call
+
+
 READERS: dict[str, Read] = {
     "stream-json": streamjson.read,
     "interactive": interactive.read,
-    "codex": codex.read,
-    "gemini": gemini.read,
-    "qwen": qwen.read,
-    "copilot": copilot.read,
-    "amp": amp.read,
-    "cline": cline.read,
-    "continue": continue_.read,
-    "openhands": openhands.read,
-    "openhands-sdk": openhands_sdk.read,
-    "opencode": opencode.read,
-    "opencode-export": opencode.read,
-    "opencode-storage": opencode.read_storage,
-    "crush": crush.read,
+    "codex": _lazy("codex", "read"),
+    "gemini": _lazy("gemini", "read"),
+    "qwen": _lazy("qwen", "read"),
+    "copilot": _lazy("copilot", "read"),
+    "amp": _lazy("amp", "read"),
+    "cline": _lazy("cline", "read"),
+    "continue": _lazy("continue_", "read"),
+    "openhands": _lazy("openhands", "read"),
+    "openhands-sdk": _lazy("openhands_sdk", "read"),
+    "opencode": _lazy("opencode", "read"),
+    "opencode-export": _lazy("opencode", "read"),
+    "opencode-storage": _lazy("opencode", "read_storage"),
+    "crush": _lazy("crush", "read"),
 }
 #: The agent that writes each kind of transcript.
 AGENTS = {
@@ -82,37 +88,46 @@ def _stream_json(obj: dict[str, Any]) -> bool:
     return looks_like_event(obj) and kind_of(obj) == "stream-json"
 
 
+_gemini_session = _lazy("gemini", "looks_like_session")
+
+
 def _gemini_line(obj: dict[str, Any]) -> bool:
-    return gemini.looks_like_session(obj) or isinstance(obj.get("$set"), dict)
+    return bool(_gemini_session(obj)) or isinstance(obj.get("$set"), dict)
 
 
 def builtin_readers() -> list[Reader]:
     """The built-in readers, in the order their claims are tried: the agents whose lines
     look like Claude Code's (Qwen Code) before Claude Code's."""
+    r = READERS
     return [
-        Reader("qwen", "qwen", _reading(qwen.read), line=qwen.looks_like_qwen),
-        Reader("copilot", "copilot", _reading(copilot.read), line=copilot.looks_like_event,
-               head=copilot.looks_like_history),
-        Reader("amp", "amp", _reading(amp.read), head=amp.looks_like_thread),
-        Reader("cline", "cline", _reading(cline.read), head=cline.looks_like_task, pattern=cline.PATTERN,
-               group=cline.group),
-        Reader("continue", "continue", _reading(continue_.read), head=continue_.looks_like_session),
-        Reader("openhands", "openhands", _reading(openhands.read), head=openhands.looks_like_event,
-               pattern=openhands.PATTERN, group=openhands.group),
-        Reader("openhands-sdk", "openhands", _reading(openhands_sdk.read),
-               head=openhands_sdk.looks_like_conversation, pattern=openhands_sdk.PATTERN,
-               group=openhands_sdk.group),
-        Reader("opencode", "opencode", _reading(opencode.read), pattern=opencode.PATTERN,
-               sessions=opencode.sessions),
-        Reader("opencode-export", "opencode", _reading(opencode.read), head=opencode.looks_like_export),
-        Reader("opencode-storage", "opencode", _reading(opencode.read_storage),
-               head=opencode.looks_like_storage, pattern=opencode.STORAGE_PATTERN,
-               group=opencode.storage_group, split=opencode.split),
-        Reader("crush", "crush", _reading(crush.read), pattern=crush.PATTERN, sessions=crush.sessions),
-        Reader("interactive", "claude", _reading(interactive.read), line=_session_log),
-        Reader("stream-json", "claude", _reading(streamjson.read), line=_stream_json),
-        Reader("codex", "codex", _reading(codex.read), line=codex.looks_like_rollout),
-        Reader("gemini", "gemini", _reading(gemini.read), line=_gemini_line, head=gemini.looks_like_document),
+        Reader("qwen", "qwen", _reading(r["qwen"]), line=claims.looks_like_qwen),
+        Reader("copilot", "copilot", _reading(r["copilot"]), line=claims.looks_like_copilot_event,
+               head=_lazy("copilot", "looks_like_history")),
+        Reader("amp", "amp", _reading(r["amp"]), head=_lazy("amp", "looks_like_thread")),
+        Reader("cline", "cline", _reading(r["cline"]), head=_lazy("cline", "looks_like_task"),
+               pattern=claims.CLINE, group=_lazy("cline", "group")),
+        Reader("continue", "continue", _reading(r["continue"]),
+               head=_lazy("continue_", "looks_like_session")),
+        Reader("openhands", "openhands", _reading(r["openhands"]),
+               head=_lazy("openhands", "looks_like_event"), pattern=claims.OPENHANDS,
+               group=_lazy("openhands", "group")),
+        Reader("openhands-sdk", "openhands", _reading(r["openhands-sdk"]),
+               head=_lazy("openhands_sdk", "looks_like_conversation"), pattern=claims.OPENHANDS_SDK,
+               group=_lazy("openhands_sdk", "group")),
+        Reader("opencode", "opencode", _reading(r["opencode"]), pattern=claims.OPENCODE,
+               sessions=_lazy("opencode", "sessions")),
+        Reader("opencode-export", "opencode", _reading(r["opencode-export"]),
+               head=_lazy("opencode", "looks_like_export")),
+        Reader("opencode-storage", "opencode", _reading(r["opencode-storage"]),
+               head=_lazy("opencode", "looks_like_storage"), pattern=claims.OPENCODE_STORAGE,
+               group=_lazy("opencode", "storage_group"), split=_lazy("opencode", "split")),
+        Reader("crush", "crush", _reading(r["crush"]), pattern=claims.CRUSH,
+               sessions=_lazy("crush", "sessions")),
+        Reader("interactive", "claude", _reading(r["interactive"]), line=_session_log),
+        Reader("stream-json", "claude", _reading(r["stream-json"]), line=_stream_json),
+        Reader("codex", "codex", _reading(r["codex"]), line=_lazy("codex", "looks_like_rollout")),
+        Reader("gemini", "gemini", _reading(r["gemini"]), line=_gemini_line,
+               head=_lazy("gemini", "looks_like_document")),
     ]  # fmt: skip
 
 

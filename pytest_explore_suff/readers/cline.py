@@ -34,12 +34,13 @@ from typing import Any
 
 from ..events import Collector
 from ..sources import logical_name
+from . import claims
 from .base import NotATranscript, TranscriptError
 from .tools import Feed, Tools, arguments, content_text, read_document
 
 API_HISTORY = "api_conversation_history.json"
 UI_MESSAGES = ("ui_messages.json", "claude_messages.json")
-PATTERN = r"(?:^|/)(?:api_conversation_history|ui_messages|claude_messages|task_metadata)\.json$"
+PATTERN = claims.CLINE
 TOOLS = Tools(
     read={"read_file": ("path", "paths")},
     grep=frozenset({"search_files", "codebase_search"}),

@@ -41,14 +41,12 @@ from typing import Any
 
 from ..events import Collector, compact_json, metric_text, result_text
 from ..sources import logical_name
+from . import claims
 from .base import NotATranscript, events
 from .tools import arguments as _arguments
 from .tools import read_document
 
-#: The first part of an event's ``type``.
-EVENT_FAMILIES = frozenset(
-    {"session", "user", "assistant", "tool", "subagent", "hook", "permission", "skill", "abort", "system"}
-)
+EVENT_FAMILIES = claims.COPILOT_EVENT_FAMILIES
 SHELLS = frozenset({"bash", "powershell"})
 #: Copilot's own names for the contract's notions; every other name is kept as it is.
 NOTIONS = {"grep": "Grep", "rg": "Grep", "glob": "Glob"} | {
@@ -68,13 +66,7 @@ _HISTORY_KEYS = re.compile(rb'"chatMessages"\s*:')
 _SESSION_ID = re.compile(rb'"sessionId"\s*:\s*"')
 
 
-def looks_like_event(obj: dict[str, Any]) -> bool:
-    """A line of a Copilot CLI session: ``{"type": "<family>.<event>", "data": {...}}`` with
-    an ``id`` or a ``timestamp`` (a look-alike record in some data file has neither)."""
-    kind = obj.get("type")
-    if not isinstance(kind, str) or "." not in kind or not isinstance(obj.get("data"), dict):
-        return False
-    return kind.partition(".")[0] in EVENT_FAMILIES and ("id" in obj or "timestamp" in obj)
+looks_like_event = claims.looks_like_copilot_event
 
 
 def looks_like_history(head: bytes) -> bool:

@@ -24,12 +24,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..events import Collector
+from . import claims
 from .base import NotATranscript
 from .opencode import MAX_DEPTH
 from .sqlite import columns, connect, require
 from .tools import Feed, Tools, number
 
-PATTERN = r"(?:^|/)crush\.db$"
+PATTERN = claims.CRUSH
 TOOLS = Tools(
     read={"view": ("file_path", "path")},
     grep=frozenset({"grep", "rg", "sourcegraph"}),

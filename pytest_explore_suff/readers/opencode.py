@@ -32,11 +32,12 @@ from typing import Any
 
 from ..events import Collector
 from ..sources import logical_name
+from . import claims
 from .base import NotATranscript, TranscriptError
 from .sqlite import columns, connect, require
 from .tools import Feed, Tools, number, read_document, window
 
-PATTERN = r"(?:^|/)opencode\.db$"
+PATTERN = claims.OPENCODE
 TOOLS = Tools(
     read={"read": ("filePath", "file_path", "path")},
     grep=frozenset({"grep", "codesearch"}),
@@ -248,7 +249,7 @@ def _read_export(path: str, collector: Collector) -> None:
 
 # -- the legacy JSON storage ---------------------------------------------------------------
 
-STORAGE_PATTERN = r"(?:^|/)storage/(?:session|message|part)/[^/]+/[^/]+\.json$"
+STORAGE_PATTERN = claims.OPENCODE_STORAGE
 _STORAGE_HEAD = re.compile(rb'"(?:sessionID|projectID|messageID)"\s*:')
 _PARENT = re.compile(rb'"parentID"\s*:\s*"([^"\\]+)"')
 

@@ -26,10 +26,11 @@ from typing import Any
 
 from ..events import Collector
 from ..sources import logical_name
+from . import claims
 from .base import NotATranscript, TranscriptError
 from .tools import Feed, Tools, number, read_document
 
-PATTERN = r"(?:^|/)(?:events/\d+|metadata)\.json$"
+PATTERN = claims.OPENHANDS
 TOOLS = Tools(
     read={"read": ("path",)},
     shell={"run": ("command",)},

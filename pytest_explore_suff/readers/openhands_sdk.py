@@ -29,10 +29,11 @@ from typing import Any
 
 from ..events import Collector
 from ..sources import logical_name
+from . import claims
 from .base import NotATranscript, TranscriptError
 from .tools import Feed, Tools, arguments, number, read_document
 
-PATTERN = r"(?:^|/)(?:events/event-\d+-[^/]+|base_state)\.json$"
+PATTERN = claims.OPENHANDS_SDK
 TOOLS = Tools(
     read={"read": ("path",)},
     grep=frozenset({"grep"}),

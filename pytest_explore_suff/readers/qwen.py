@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events import Collector, compact_json
+from . import claims
 from .base import Replays, events, unlinked_child, unlinked_delegation
 from .codex import timestamp_ms
 from .gemini import _function_response, notion
@@ -41,31 +42,14 @@ from .tools import arguments as _args
 NOTIONS = {"todo_write": "TodoWrite", "exit_plan_mode": "TodoWrite"}
 #: The delegation tool (``task`` in early releases).
 DELEGATION = frozenset({"agent", "task"})
-RECORD_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
-#: ``system`` subtypes only Qwen Code writes.
-SYSTEM_SUBTYPES = frozenset({"ui_telemetry", "chat_compression", "slash_command", "at_command"})
+RECORD_TYPES, SYSTEM_SUBTYPES = claims.QWEN_RECORD_TYPES, claims.QWEN_SYSTEM_SUBTYPES
 COMPRESSION = "chat_compression"
 TOOL_CALL_EVENT = "qwen-code.tool_call"
 #: ``<sessionId>#<subagentName>-<suffix>#<n>``; the main thread's is ``<sessionId>########<n>``.
 _SUBAGENT_PROMPT = re.compile(r"#(?P<key>[^#]+)#(?P<n>\d+)$")
 
 
-def looks_like_qwen(obj: dict[str, Any]) -> bool:
-    """A Qwen Code chat record, not a Claude Code session line (both carry ``uuid`` and
-    ``sessionId``): Gemini ``parts`` in its message, a ``tool_result`` record, or a
-    ``system`` record of a Qwen subtype."""
-    kind = obj.get("type")
-    if not isinstance(kind, str) or kind not in RECORD_TYPES:
-        return False
-    if "uuid" not in obj or "sessionId" not in obj:
-        return False
-    message = obj.get("message")
-    if isinstance(message, dict):
-        return isinstance(message.get("parts"), list) or message.get("role") == "model"
-    if kind == "tool_result":
-        return True
-    subtype = obj.get("subtype")
-    return kind == "system" and isinstance(subtype, str) and subtype in SYSTEM_SUBTYPES
+looks_like_qwen = claims.looks_like_qwen
 
 
 def qwen_notion(name: str, args: Any, spec_names: tuple[str, str]) -> tuple[str, dict[str, Any]]:
