@@ -9,7 +9,7 @@ The library layer imports nothing from pytest (only the pytest side does: ``plug
 Every pytest run of a project that has the plugin installed imports this
 package (the plugin is its submodule), campaign or not: the public names are
 imported from their modules when first asked for (PEP 562), not here; only
-`ToolSpec` and the limits the options default to are defined here.
+`__version__`, `ToolSpec` and the limits the options default to are defined here.
 """
 
 from __future__ import annotations
@@ -29,8 +29,6 @@ if TYPE_CHECKING:
     from .readers import NotATranscript, TranscriptError, Unreadable, base, load
     from .registry import Reader, Readers
     from .sources import ArchiveSource, Digests, active_sources, opener
-
-    __version__: str
 
 __all__ = [
     "BUCKETS", "KEYS", "Call", "Campaign", "Collector", "NotATranscript", "Reader", "Readers",
@@ -68,6 +66,11 @@ class ToolSpec:
     marker: str = r"^\*\*`([^`]+)`\*\*"
 
 
+#: This package's version: the one place it is written (pyproject.toml reads it from here,
+#: statically). Not looked up in the installed metadata: that scan of every folder on
+#: sys.path cost each campaign run 4-10 ms.
+__version__ = "0.1.0"
+
 #: Lines longer than this are corrupt: skipped without being held (``--explore-suff-max-line``).
 MAX_LINE = 64 << 20
 #: The nominal context window of the occupancy figures (``--explore-suff-window``).
@@ -77,27 +80,15 @@ DEFAULT_STORAGE = ".explore-suff"
 
 
 def __getattr__(name: str) -> Any:
-    if name == "__version__":
-        value: Any = _version()
-    elif name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-    else:
+    if name not in _LAZY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
     globals()[name] = value  # asked for once: a plain attribute from now on
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, "__version__"})
-
-
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pytest-explore-suff")
-    except PackageNotFoundError:  # pragma: no cover - run from a source tree that was never installed
-        return "unknown"
+    return sorted({*globals(), *_LAZY})
 
 
 class _Package(types.ModuleType):
