@@ -175,3 +175,30 @@ def test_pytest_does_not_rewrite_the_asserts_of_the_modules_a_campaign_imports(s
     code, imported_count = first.split()
     assert code == "0" and int(imported_count) > 20, done.stdout
     assert loaders == "['SourceFileLoader']", loaders
+
+
+HOOKS_SEEN = """
+import pytest
+
+seen = []
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    impls = config.hook.pytest_runtest_makereport.get_hookimpls()
+    seen.append(sorted(i.plugin_name for i in impls if "explore" in i.plugin_name))
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(f"our makereport hooks: {seen[0]}")
+"""
+
+
+@pytest.mark.parametrize("asked", [False, True], ids=["not-asked", "asked"])
+def test_the_campaign_hooks_are_registered_only_when_a_campaign_is_asked_for(pytester, small_campaign, asked):
+    # A project's own test run pays no hook call of ours per item or per report.
+    pytester.makeconftest(HOOKS_SEEN)
+    pytester.makepyfile(test_project="def test_one(): pass")
+    args = [f"--explore-suff={small_campaign}", "--explore-suff-json=none"] if asked else []
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+    result.stdout.fnmatch_lines(
+        ["our makereport hooks: ['explore-suff-campaign']" if asked else "our makereport hooks: []"]
+    )
