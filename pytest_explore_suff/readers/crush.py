@@ -18,7 +18,6 @@ local model wrote is a tool of its own, not an error.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -27,7 +26,7 @@ from ..events import Collector
 from .base import NotATranscript
 from .opencode import MAX_DEPTH
 from .sqlite import columns, connect, require
-from .tools import Feed, Tools, number
+from .tools import Feed, Tools, json_text, number
 
 PATTERN = r"(?:^|/)crush\.db$"
 TOOLS = Tools(
@@ -55,10 +54,7 @@ def sessions(path: str) -> list[str]:
 
 
 def _parts(raw: Any) -> list[Any]:
-    try:
-        parts = json.loads(raw) if isinstance(raw, (str, bytes)) else raw
-    except (ValueError, RecursionError):
-        return []
+    parts = json_text(raw) if isinstance(raw, (str, bytes)) else raw
     return parts if isinstance(parts, list) else []
 
 
