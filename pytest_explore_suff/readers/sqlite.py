@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import struct
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -71,7 +70,7 @@ def _wal(path: str) -> bool:
         return False
     if len(head) < 32:
         return False
-    magic, _, page = struct.unpack(">III", head[:12])
+    magic, page = int.from_bytes(head[:4], "big"), int.from_bytes(head[8:12], "big")
     return magic & ~1 == 0x377F0682 and 512 <= page <= 65536 and page & (page - 1) == 0
 
 
