@@ -1247,6 +1247,75 @@ class OpenCodeSession:
         }
 
 
+OPENCODE_SCHEMA = """
+    CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, slug TEXT, directory TEXT,
+        title TEXT, version TEXT, time_created INTEGER, time_updated INTEGER);
+    CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER,
+        time_updated INTEGER, data TEXT);
+    CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, time_created INTEGER,
+        time_updated INTEGER, data TEXT);
+    CREATE TABLE account (id TEXT PRIMARY KEY, email TEXT, access_token TEXT);
+    INSERT INTO account VALUES ('acc_1', 'dev@example.com', 'SECRET-ACCESS-TOKEN');
+"""
+#: The columns of a database's rows that hold a JSON document (written as its text).
+JSON_COLUMNS = frozenset({"data", "parts"})
+
+
+def opencode_rows(sessions: list[OpenCodeSession]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of ``sessions`` in OpenCode's tables, each a dict of its columns (``data``: the
+    message's or part's JSON document, less the ids the row's own columns hold)."""
+    rows: dict[str, list[dict[str, Any]]] = {"session": [], "message": [], "part": []}
+    for n, s in enumerate(sessions):
+        rows["session"].append(
+            {
+                "id": s.id,
+                "project_id": "prj",
+                "parent_id": s.parent,
+                "slug": "slug",
+                "directory": "/work/t",
+                "title": "where is f",
+                "version": "1.0.0",
+                "time_created": 1767865803494 + n,
+                "time_updated": 1767865803494 + n,
+            }
+        )
+        for info, parts in s.messages:
+            stamp = info["time"]["created"]
+            rows["message"].append(
+                {
+                    "id": info["id"],
+                    "session_id": s.id,
+                    "time_created": stamp,
+                    "time_updated": stamp,
+                    "data": {k: v for k, v in info.items() if k not in ("id", "sessionID")},
+                }
+            )
+            for part in parts:
+                pdata = {k: v for k, v in part.items() if k not in ("id", "messageID", "sessionID")}
+                rows["part"].append(
+                    {
+                        "id": part["id"],
+                        "message_id": info["id"],
+                        "session_id": s.id,
+                        "time_created": stamp,
+                        "time_updated": stamp,
+                        "data": pdata,
+                    }
+                )
+    return rows
+
+
+def write_rows(conn: Any, rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Insert ``rows`` (table -> its rows, each a dict of its columns), the JSON columns as text."""
+    for table, table_rows in rows.items():
+        for row in table_rows:
+            names = ", ".join(row)
+            conn.execute(
+                f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(row))})",
+                [json.dumps(v) if k in JSON_COLUMNS else v for k, v in row.items()],
+            )
+
+
 def write_opencode_db(path: Path, sessions: list[OpenCodeSession]) -> Any:
     """An ``opencode.db`` holding ``sessions`` (and an ``account`` table no reader may touch),
     in WAL mode with every row still in the ``-wal``: the connection is returned open (closing
@@ -1257,34 +1326,8 @@ def write_opencode_db(path: Path, sessions: list[OpenCodeSession]) -> Any:
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA wal_autocheckpoint=0")
-    conn.executescript("""
-        CREATE TABLE session (id TEXT PRIMARY KEY, project_id TEXT, parent_id TEXT, slug TEXT, directory TEXT,
-            title TEXT, version TEXT, time_created INTEGER, time_updated INTEGER);
-        CREATE TABLE message (id TEXT PRIMARY KEY, session_id TEXT, time_created INTEGER,
-            time_updated INTEGER, data TEXT);
-        CREATE TABLE part (id TEXT PRIMARY KEY, message_id TEXT, session_id TEXT, time_created INTEGER,
-            time_updated INTEGER, data TEXT);
-        CREATE TABLE account (id TEXT PRIMARY KEY, email TEXT, access_token TEXT);
-        INSERT INTO account VALUES ('acc_1', 'dev@example.com', 'SECRET-ACCESS-TOKEN');
-    """)
-    for n, s in enumerate(sessions):
-        conn.execute(
-            "INSERT INTO session VALUES (?, 'prj', ?, 'slug', '/work/t', 'where is f', '1.0.0', ?, ?)",
-            (s.id, s.parent, 1767865803494 + n, 1767865803494 + n),
-        )
-        for info, parts in s.messages:
-            data = {k: v for k, v in info.items() if k not in ("id", "sessionID")}
-            stamp = info["time"]["created"]
-            conn.execute(
-                "INSERT INTO message VALUES (?, ?, ?, ?, ?)",
-                (info["id"], s.id, stamp, stamp, json.dumps(data)),
-            )
-            for part in parts:
-                pdata = {k: v for k, v in part.items() if k not in ("id", "messageID", "sessionID")}
-                conn.execute(
-                    "INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)",
-                    (part["id"], info["id"], s.id, stamp, stamp, json.dumps(pdata)),
-                )
+    conn.executescript(OPENCODE_SCHEMA)
+    write_rows(conn, opencode_rows(sessions))
     conn.commit()
     return conn
 
@@ -1350,6 +1393,53 @@ class CrushSession:
         self.step(text=text)
 
 
+CRUSH_SCHEMA = """
+    CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT, message_count INTEGER,
+        prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, updated_at INTEGER,
+        created_at INTEGER, summary_message_id TEXT);
+    CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT, role TEXT, parts TEXT, model TEXT,
+        created_at INTEGER, updated_at INTEGER, finished_at INTEGER, provider TEXT);
+"""
+
+
+def crush_rows(sessions: list[CrushSession]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of ``sessions`` in Crush's tables, each a dict of its columns (``parts``: the
+    message's JSON list)."""
+    rows: dict[str, list[dict[str, Any]]] = {"sessions": [], "messages": []}
+    n = 0
+    for s in sessions:
+        rows["sessions"].append(
+            {
+                "id": s.id,
+                "parent_session_id": s.parent,
+                "title": "where is f",
+                "message_count": len(s.rows),
+                "prompt_tokens": 52000,
+                "completion_tokens": 1800,
+                "cost": 0.12,
+                "updated_at": n,
+                "created_at": n,
+                "summary_message_id": None,
+            }
+        )
+        for mid, role, parts in s.rows:
+            n += 1
+            rows["messages"].append(
+                {
+                    "id": mid,
+                    "session_id": s.id,
+                    "role": role,
+                    "parts": parts,
+                    "model": "qwen3-coder",
+                    "created_at": n,
+                    "updated_at": n,
+                    "finished_at": n,
+                    "provider": "local",
+                }
+            )
+    return rows
+
+
 def write_crush_db(path: Path, sessions: list[CrushSession]) -> None:
     """A ``crush.db`` holding ``sessions`` (tokens per session only)."""
     import sqlite3
@@ -1357,25 +1447,8 @@ def write_crush_db(path: Path, sessions: list[CrushSession]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript("""
-        CREATE TABLE sessions (id TEXT PRIMARY KEY, parent_session_id TEXT, title TEXT, message_count INTEGER,
-            prompt_tokens INTEGER, completion_tokens INTEGER, cost REAL, updated_at INTEGER,
-            created_at INTEGER, summary_message_id TEXT);
-        CREATE TABLE messages (id TEXT PRIMARY KEY, session_id TEXT, role TEXT, parts TEXT, model TEXT,
-            created_at INTEGER, updated_at INTEGER, finished_at INTEGER, provider TEXT);
-    """)
-    n = 0
-    for s in sessions:
-        conn.execute(
-            "INSERT INTO sessions VALUES (?, ?, 'where is f', ?, 52000, 1800, 0.12, ?, ?, NULL)",
-            (s.id, s.parent, len(s.rows), n, n),
-        )
-        for mid, role, parts in s.rows:
-            n += 1
-            conn.execute(
-                "INSERT INTO messages VALUES (?, ?, ?, ?, 'qwen3-coder', ?, ?, ?, 'local')",
-                (mid, s.id, role, json.dumps(parts), n, n, n),
-            )
+    conn.executescript(CRUSH_SCHEMA)
+    write_rows(conn, crush_rows(sessions))
     conn.commit()
     conn.close()
 

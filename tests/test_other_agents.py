@@ -606,6 +606,100 @@ def test_a_damaged_opencode_database_fails_its_own_item_with_one_line(tmp_path):
     assert "opencode.db" in str(info.value) and "\n" not in str(info.value)
 
 
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def _read_all(root: Path) -> list[Any]:
+    """Every transcript of a campaign, judged as a run judges it."""
+    out = []
+    for t in discover(str(root)).transcripts:
+        try:
+            out.append(labels(judge(t.kind, t.files, session=t.session)[0]))
+        except TranscriptError as exc:
+            out.append(str(exc))
+    return out
+
+
+@pytest.mark.parametrize("state", ["closed", "rows in the wal"])
+def test_reading_a_database_writes_nothing_beside_it(tmp_path, state):
+    # SQLite opened with mode=ro still creates a -wal and a -shm beside a WAL-mode database
+    # that has none, and writes its read marks in the -shm: neither may happen to a campaign.
+    a, a_child = opencode_run("ses_a")
+    db = tmp_path / "live" / "opencode.db"
+    conn = write_opencode_db(db, [a, a_child])
+    try:
+        root = tmp_path / "c"
+        root.mkdir()
+        if state == "closed":
+            conn.close()  # checkpointed: the -wal and -shm are gone
+            names = ["opencode.db"]
+        else:  # as an agent that died left them: rows only in the -wal, its -shm beside
+            names = ["opencode.db", "opencode.db-wal", "opencode.db-shm"]
+        for name in names:
+            (root / name).write_bytes((db.parent / name).read_bytes())
+    finally:
+        conn.close()
+    before = _files(root)
+    assert sorted(before) == sorted(names)
+    assert _read_all(root) == [OPENCODE_LABELS]  # the -wal's rows are read
+    assert _files(root) == before
+
+
+def test_a_database_whose_wal_has_rows_but_no_shm_fails_its_item_and_writes_nothing(tmp_path):
+    a, a_child = opencode_run("ses_a")
+    db = tmp_path / "live" / "opencode.db"
+    conn = write_opencode_db(db, [a, a_child])
+    try:
+        for name in ("opencode.db", "opencode.db-wal"):  # copied without its -shm
+            (tmp_path / "c" / name).parent.mkdir(exist_ok=True)
+            (tmp_path / "c" / name).write_bytes((db.parent / name).read_bytes())
+    finally:
+        conn.close()
+    before = _files(tmp_path / "c")
+    [error] = _read_all(tmp_path / "c")
+    assert error.startswith("cannot read opencode.db without writing beside it: its -wal holds rows")
+    assert "\n" not in error
+    assert _files(tmp_path / "c") == before
+
+
+def test_a_wal_without_a_wal_header_is_ignored_as_sqlite_ignores_it_and_at_once(tmp_path):
+    # SQLite reads no row of a -wal that does not start with a WAL header; opened beside one
+    # with a -shm read-only, it retried for ten seconds, then failed ("locking protocol").
+    import time
+
+    a, a_child = opencode_run("ses_a")
+    write_opencode_db(tmp_path / "opencode.db", [a, a_child]).close()
+    (tmp_path / "opencode.db-wal").write_bytes(b"\x00garbage" * 100)
+    (tmp_path / "opencode.db-shm").write_bytes(b"\xff" * 32768)
+    before = _files(tmp_path)
+    start = time.monotonic()
+    assert _read_all(tmp_path) == [OPENCODE_LABELS]
+    assert time.monotonic() - start < 5
+    assert _files(tmp_path) == before
+
+
+@pytest.mark.parametrize("shipped", [True, False], ids=["as-shipped", "database-alone"])
+def test_a_run_leaves_the_example_opencode_database_byte_identical(pytester, tmp_path, shipped):
+    # The mixed-agents example ships its database with a -wal and a -shm; a run (its
+    # discovery and each worker's items) writes none of them, nor creates them.
+    import shutil
+
+    from helpers import EXAMPLES
+
+    root = tmp_path / "mixed"
+    shutil.copytree(EXAMPLES / "mixed-agents", root)
+    folder = root / "opencode"
+    assert {p.name for p in folder.iterdir()} >= {"opencode.db", "opencode.db-wal", "opencode.db-shm"}
+    if not shipped:
+        (folder / "opencode.db-wal").unlink()
+        (folder / "opencode.db-shm").unlink()
+    before = _files(folder)
+    result = pytester.runpytest(f"--explore-suff={root}", "-n", "2", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=22)
+    assert _files(folder) == before
+
+
 # -- Crush ---------------------------------------------------------------------------------------
 
 

@@ -36,30 +36,44 @@ SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(H
 # --- writing and judging ----------------------------------------------------------
 
 
-def judge_files(kind: str, files: dict[str, bytes]) -> tuple[dict[str, Any], list[str]] | TranscriptError:
+def _write(tmp: str, files: dict[str, bytes]) -> list[str]:
+    """Write ``files`` (relative path -> bytes) under ``tmp``; the paths a reader is handed (not
+    a subagent's sidecar, nor a database's ``-wal`` and ``-shm``: SQLite finds those itself)."""
+    paths = []
+    for rel, data in files.items():
+        path = os.path.join(tmp, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as fh:
+            fh.write(data)
+        if not rel.endswith((".meta.json", "-wal", "-shm")):
+            paths.append(path)
+    return paths
+
+
+def _judge(
+    kind: str, paths: Sequence[str], session: str = ""
+) -> tuple[dict[str, Any], list[str]] | TranscriptError:
+    try:
+        verdict, collector = judge(kind, paths, session=session)
+    except TranscriptError as exc:
+        assert str(exc) and "\n" not in str(exc), "a TranscriptError is one line"
+        return exc
+    return verdict.to_dict(), collector.warnings
+
+
+def judge_files(
+    kind: str, files: dict[str, bytes], session: str = ""
+) -> tuple[dict[str, Any], list[str]] | TranscriptError:
     """Write ``files`` (relative path -> bytes; the first is the main file) to a
-    fresh directory and judge them. A `TranscriptError` is returned, not raised."""
+    fresh directory and judge them (``session``: the one judged, in a log of many).
+    A `TranscriptError` is returned, not raised."""
     with tempfile.TemporaryDirectory(prefix="explore-suff-prop-") as tmp:
-        paths = []
-        for rel, data in files.items():
-            path = os.path.join(tmp, rel)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "wb") as fh:
-                fh.write(data)
-            if not rel.endswith(".meta.json"):
-                paths.append(path)
-        try:
-            verdict, collector = judge(kind, paths)
-        except TranscriptError as exc:
-            assert str(exc) and "\n" not in str(exc), "a TranscriptError is one line"
-            return exc
-        return verdict.to_dict(), collector.warnings
+        return _judge(kind, _write(tmp, files), session)
 
 
-def check_no_escape(kind: str, files: dict[str, bytes]) -> None:
-    """``judge`` returns or raises a TranscriptError, and what it returns can be
-    reported: JSON-encodable as UTF-8, printable through the terminal escaper."""
-    out = judge_files(kind, files)
+def _reportable(out: tuple[dict[str, Any], list[str]] | TranscriptError) -> None:
+    """What ``judge`` returned can be reported: JSON-encodable as UTF-8, printable through
+    the terminal escaper."""
     if isinstance(out, TranscriptError):
         return
     verdict, warnings = out
@@ -71,6 +85,29 @@ def check_no_escape(kind: str, files: dict[str, bytes]) -> None:
         assert "\x1b" not in line and "\n" not in line
     for warning in warnings:
         assert "\x1b" not in clean(warning)
+
+
+def check_no_escape(kind: str, files: dict[str, bytes]) -> None:
+    """``judge`` returns or raises a TranscriptError, and what it returns can be reported."""
+    _reportable(judge_files(kind, files))
+
+
+def check_no_escape_in_many(kind: str, files: dict[str, bytes]) -> list[str]:
+    """A log of many sessions (a database, a storage folder), read as a run reads it:
+    discovery lists its sessions (or, if it cannot, the log as one item), and each item is
+    judged; so is the session `MAIN` (a damaged log may no longer list it). Nothing but a
+    one-line TranscriptError escapes either. Returns the sessions discovery listed."""
+    from pytest_explore_suff.campaign import discover
+
+    with tempfile.TemporaryDirectory(prefix="explore-suff-prop-") as tmp:
+        paths = _write(tmp, files)
+        listed = []
+        for t in discover(tmp).transcripts:
+            _reportable(_judge(t.kind, t.files, t.session))
+            if t.kind == kind:
+                listed.append(t.session)
+        _reportable(_judge(kind, paths, MAIN))
+        return listed
 
 
 # --- arbitrary bytes --------------------------------------------------------------
@@ -585,14 +622,21 @@ _OWN_TOOLS = {
 #: Each agent's tool that reads a file (and its path argument), and its shell (and command).
 _READ = {"qwen": ("read_file", "absolute_path"), "copilot": ("view", "path"), "amp": ("Read", "path"),
          "cline": ("read_file", "path"), "continue": ("read_file", "filepath"),
-         "openhands": ("read", "path")}  # fmt: skip
+         "openhands": ("read", "path"), "opencode": ("read", "filePath"), "crush": ("view", "file_path"),
+         "openhands-sdk": ("file_editor", "path")}  # fmt: skip
+#: The other arguments of a read, where the reading tool is one of several commands.
+_READ_ARGS = {"openhands-sdk": {"command": "view"}}
 _SHELL = {"qwen": ("run_shell_command", "command"), "copilot": ("bash", "command"), "amp": ("Bash", "cmd"),
           "cline": ("execute_command", "command"),
-          "continue": ("run_terminal_command", "command"), "openhands": ("run", "command")}  # fmt: skip
+          "continue": ("run_terminal_command", "command"), "openhands": ("run", "command"),
+          "opencode": ("bash", "command"), "crush": ("bash", "command"),
+          "openhands-sdk": ("terminal", "command")}  # fmt: skip
 #: The delegation of an agent whose log holds no step of the subagent.
 _DELEGATE = {"amp": ("Task", {"prompt": "look into it", "description": "d"}),
              "cline": ("new_task", {"mode": "code", "message": "look into it"}),
-             "openhands": ("delegate", {"agent": "BrowsingAgent", "inputs": {"task": "look"}})}  # fmt: skip
+             "openhands": ("delegate", {"agent": "BrowsingAgent", "inputs": {"task": "look"}}),
+             "opencode": ("task", {"description": "d", "prompt": "look into it", "subagent_type": "general"}),
+             "openhands-sdk": ("delegate", {"command": "spawn", "ids": ["explorer"]})}  # fmt: skip
 _OWN_TOOLS["openhands"] = {
     "Grep": ("run", {"command": "rg -n x lib"}), "Glob": ("run", {"command": "find lib -name '*.js'"}),
     "Edit": ("edit", {"command": "str_replace", "path": "lib/a.js"}),
@@ -603,6 +647,27 @@ _OWN_TOOLS["continue"] = {
     "Grep": ("grep_search", {"query": "x"}), "Glob": ("file_glob_search", {"pattern": "x"}),
     "Edit": ("edit_existing_file", {"filepath": "lib/a.js"}),
     "Write": ("create_new_file", {"filepath": "n.md"}),
+}  # fmt: skip
+_OWN_TOOLS["opencode"] = {
+    "Grep": ("grep", {"pattern": "x"}), "Glob": ("glob", {"pattern": "x"}),
+    "Edit": ("edit", {"filePath": "lib/a.js", "oldString": "a", "newString": "b"}),
+    "TodoWrite": ("todowrite", {"todos": []}), "ToolSearch": ("todoread", {}),
+    "Write": ("write", {"filePath": "n.md", "content": "x"}),
+}  # fmt: skip
+#: Crush's: the formats page lists no bookkeeping tool of Crush; its todo list (``todos``)
+#: stands for both.
+_OWN_TOOLS["crush"] = {
+    "Grep": ("grep", {"pattern": "x"}), "Glob": ("glob", {"pattern": "x"}),
+    "Edit": ("edit", {"file_path": "lib/a.js", "old_string": "a", "new_string": "b"}),
+    "TodoWrite": ("todos", {"todos": []}), "ToolSearch": ("todos", {"todos": []}),
+    "Write": ("write", {"file_path": "n.md", "content": "x"}),
+}  # fmt: skip
+_OWN_TOOLS["openhands-sdk"] = {
+    "Grep": ("grep", {"pattern": "x", "path": "lib"}), "Glob": ("glob", {"pattern": "lib/*.js"}),
+    "Edit": ("file_editor", {"command": "str_replace", "path": "lib/a.js", "old_str": "a", "new_str": "b"}),
+    "TodoWrite": ("task_tracker", {"command": "plan", "task_list": []}),
+    "ToolSearch": ("think", {"thought": "x"}),
+    "Write": ("file_editor", {"command": "create", "path": "n.md", "file_text": "x"}),
 }  # fmt: skip
 
 
@@ -631,7 +696,9 @@ def _shape(agent: str) -> Any:
     return {"qwen": agent_shapes.QwenChat, "copilot": agent_shapes.CopilotSession,
             "amp": agent_shapes.AmpThread, "cline": agent_shapes.ClineTask,
             "continue": agent_shapes.ContinueSession,
-            "openhands": agent_shapes.OpenHandsSession}[agent]  # fmt: skip
+            "openhands": agent_shapes.OpenHandsSession, "opencode": agent_shapes.OpenCodeSession,
+            "crush": agent_shapes.CrushSession,
+            "openhands-sdk": agent_shapes.OpenHandsConversation}[agent]  # fmt: skip
 
 
 def _own_call(agent: str, step: tuple[Any, ...], n: int) -> tuple[Any, Any]:
@@ -644,7 +711,7 @@ def _own_call(agent: str, step: tuple[Any, ...], n: int) -> tuple[Any, Any]:
         return shape.explore("bad"), ("error", "MCP error -32603: boom")
     if kind == "read":
         name, key = _READ[agent]
-        return shape.call(name, **{key: step[2] + step[1]}), "ok"
+        return shape.call(name, **_READ_ARGS.get(agent, {}), **{key: step[2] + step[1]}), "ok"
     if kind == "bash":
         name, key = _SHELL[agent]
         return shape.call(name, **{key: step[1]}), "ok"
@@ -652,8 +719,21 @@ def _own_call(agent: str, step: tuple[Any, ...], n: int) -> tuple[Any, Any]:
     return shape.call(name, **args), "ok"
 
 
+def _own_step(log: Any, agent: str, step: tuple[Any, ...], n: int) -> None:
+    """One plan step that is no delegation, as one model response of ``agent``'s log (whose
+    builder has `step`): a parallel step's explore and read are two calls of that response."""
+    if step[0] == "parallel":
+        e, r = _own_call(agent, ("explore", [step[1]], []), n), _own_call(agent, ("read", step[1], ""), n)
+        log.step(e[0], r[0], results=[e[1], r[1]])
+    else:
+        call, result = _own_call(agent, step, n)
+        log.step(call, results=[result])
+
+
 def _no_subagent_steps(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """Amp's thread holds no step of a ``Task``'s subagent: the same run, its subagents idle."""
+    """Amp's thread holds no step of a ``Task``'s subagent (nor Cline's task, an OpenHands
+    conversation, an OpenCode export: the subagent's steps are in a log of their own): the
+    same run, its subagents idle."""
     return [("delegate", []) if p[0] == "delegate" else p for p in plan]
 
 
@@ -666,14 +746,101 @@ def _build_flat(agent: str, plan: Sequence[tuple[Any, ...]], *args: Any) -> Any:
         if step[0] == "delegate":
             name, delegate_args = _DELEGATE[agent]
             log.step(log.call(name, **delegate_args), results=["the answer"])
-        elif step[0] == "parallel":
-            e, r = _own_call(agent, ("explore", [step[1]], []), n), _own_call(agent, ("read", step[1], ""), n)
-            log.step(e[0], r[0], results=[e[1], r[1]])
         else:
-            call, result = _own_call(agent, step, n)
-            log.step(call, results=[result])
+            _own_step(log, agent, step, n)
     log.finish()
     return log
+
+
+#: The session of the run, in a log that holds many (its subagents' are sessions too).
+MAIN = "ses_0main"
+
+
+def build_sessions(agent: str, plan: Sequence[tuple[Any, ...]]) -> list[Any]:
+    """The run as OpenCode's or Crush's sessions: the caller's (`MAIN`), then one per
+    delegation, the subagent's (its parent: the caller's session). OpenCode's ``task`` call
+    names its subagent's session in its metadata, or (every other one here) does not: the
+    caller's next child session is then its subagent's. Crush names the child session by the
+    ``agent`` call's id."""
+    shape = _shape(agent)
+    main = shape(MAIN)
+    children: list[Any] = []
+    main.user("where is f?")
+    for n, step in enumerate(plan):
+        if step[0] != "delegate":
+            _own_step(main, agent, step, n)
+            continue
+        child = shape(f"{MAIN}_{n:03d}", parent=MAIN)
+        if agent == "opencode":
+            main.delegate(child, named=len(children) % 2 == 0)
+        else:
+            main.delegate(child)
+        for sub in step[1]:
+            _own_step(child, agent, sub, n)
+        children.append(child)
+    main.finish()
+    return [main, *children]
+
+
+def _rows(agent: str, plan: Sequence[tuple[Any, ...]]) -> dict[str, list[dict[str, Any]]]:
+    """The rows of the run's sessions in ``agent``'s database."""
+    from agent_shapes import crush_rows, opencode_rows
+
+    return (opencode_rows if agent == "opencode" else crush_rows)(build_sessions(agent, plan))
+
+
+def _cell(column: str, value: Any) -> Any:
+    """A column's value as a damaged database holds it: the JSON columns as JSON text (what
+    they hold, whatever it became), a value SQLite has no type for as text (JSON, or digits),
+    a string that is no UTF-8 (a lone surrogate) as its bytes."""
+    from agent_shapes import JSON_COLUMNS
+
+    if column in JSON_COLUMNS or isinstance(value, dict | list):
+        return json.dumps(value)
+    if isinstance(value, int) and not isinstance(value, bool) and not -(1 << 63) <= value < 1 << 63:
+        return str(value)
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def database(agent: str, rows: Any, *, live: bool = False) -> dict[str, bytes]:
+    """The files of ``agent``'s database holding ``rows`` (table -> rows, each a dict of its
+    columns; damaged or not), written as the agent does (WAL mode): closed (checkpointed, its
+    ``-wal`` gone), or ``live``: as an agent that died left it, every row in its ``-wal``,
+    its ``-shm`` beside. A row that is no dict, a column its table lacks, a second row with
+    an id already written (a primary key) are left out: a database cannot hold them."""
+    import sqlite3
+
+    from agent_shapes import CRUSH_SCHEMA, OPENCODE_SCHEMA
+
+    name = DATABASES[agent]
+    with tempfile.TemporaryDirectory(prefix="explore-suff-db-") as tmp:
+        path = os.path.join(tmp, name)
+        conn = sqlite3.connect(path)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA wal_autocheckpoint=0")
+            conn.executescript(OPENCODE_SCHEMA if agent == "opencode" else CRUSH_SCHEMA)
+            for table, table_rows in rows.items() if isinstance(rows, dict) else ():
+                have = {r[1] for r in conn.execute("SELECT * FROM pragma_table_info(?)", (table,))}
+                for row in table_rows if have and isinstance(table_rows, list) else ():
+                    names = [c for c in row if c in have] if isinstance(row, dict) else []
+                    if names:
+                        conn.execute(
+                            f"INSERT OR IGNORE INTO {table} ({', '.join(names)}) VALUES "
+                            f"({', '.join('?' * len(names))})",
+                            [_cell(c, row[c]) for c in names],
+                        )
+            conn.commit()
+            if live:
+                return {n: Path(tmp, n).read_bytes() for n in (name, f"{name}-wal", f"{name}-shm")}
+        finally:
+            conn.close()
+        return {name: Path(path).read_bytes()}
 
 
 def build_as(agent: str, plan: Sequence[tuple[Any, ...]]) -> bytes:
@@ -682,6 +849,8 @@ def build_as(agent: str, plan: Sequence[tuple[Any, ...]]) -> bytes:
 
     if agent in ("amp", "continue"):
         return json.dumps(_build_flat(agent, plan).document()).encode()
+    if agent == "opencode-export":  # one session's export: its subagents' are not in it
+        return json.dumps(_build_flat("opencode", plan).export()).encode()
     if agent == "qwen":
         chat = QwenChat()
         chat.user("where is f?")
@@ -691,15 +860,8 @@ def build_as(agent: str, plan: Sequence[tuple[Any, ...]]) -> bytes:
                                                     if s[0] == "parallel" else [s])]  # fmt: skip
                 subs = [_own_call(agent, s, n) for s in flat]
                 chat.delegate("explorer", [(c["name"], c["args"]) for c, _ in subs])
-            elif step[0] == "parallel":
-                explore, read = (
-                    _own_call(agent, ("explore", [step[1]], []), n),
-                    _own_call(agent, ("read", step[1], ""), n),
-                )
-                chat.step(explore[0], read[0], results=[explore[1], read[1]])
             else:
-                call, result = _own_call(agent, step, n)
-                chat.step(call, results=[result])
+                _own_step(chat, agent, step, n)
         chat.finish()
         return encode(chat.records)
     session = CopilotSession()
@@ -722,12 +884,8 @@ def build_as(agent: str, plan: Sequence[tuple[Any, ...]]) -> bytes:
             session.event("subagent.completed", toolCallId=task["toolCallId"])
             session.event("tool.execution_complete", toolCallId=task["toolCallId"], success=True,
                           result={"content": "the subagent's answer"})  # fmt: skip
-        elif step[0] == "parallel":
-            e, r = _own_call(agent, ("explore", [step[1]], []), n), _own_call(agent, ("read", step[1], ""), n)
-            session.step(e[0], r[0], results=[e[1], r[1]])
         else:
-            call, result = _own_call(agent, step, n)
-            session.step(call, results=[result])
+            _own_step(session, agent, step, n)
     session.finish()
     session.shutdown()
     return encode(session.events)
@@ -748,39 +906,65 @@ def _no_subagent_explores(plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ..
 
 
 #: The file each agent's log is judged from.
-LOG_NAMES = {"qwen": "chat.jsonl", "copilot": "events.jsonl", "amp": "T-1.json", "continue": "s.json"}
+LOG_NAMES = {"qwen": "chat.jsonl", "copilot": "events.jsonl", "amp": "T-1.json", "continue": "s.json",
+             "opencode-export": "export.json"}  # fmt: skip
 #: Logs of several files, as (reader, the files written): a Cline task, in each form.
 FOLDERS = {
     "cline": ("cline", ("native", ("api", "ui"))),
     "cline-xml": ("cline", ("xml", ("api", "ui"))),
     "cline-ui": ("cline", ("native", ("ui",))),
     "openhands": ("openhands", ()),
+    "openhands-sdk": ("openhands-sdk", ()),
 }
+#: Logs that are SQLite databases of many sessions: the database's file name.
+DATABASES = {"opencode": "opencode.db", "crush": "crush.db"}
+#: Logs of many sessions: the databases, and OpenCode's legacy JSON storage (a file a
+#: session, message and part).
+MANY = (*sorted(DATABASES), "opencode-storage")
 AGENTS = sorted(LOG_NAMES)
+EVERY_LOG = AGENTS + sorted(FOLDERS) + list(MANY)
 
 
 def build_files(agent: str, plan: Sequence[tuple[Any, ...]]) -> tuple[str, dict[str, bytes]]:
     """(the reader, the files) of the run ``build(plan)`` writes, as ``agent`` logs it."""
     if agent in LOG_NAMES:
         return agent, {LOG_NAMES[agent]: build_as(agent, plan)}
-    reader, write_args = FOLDERS[agent]
-    task = _build_flat(reader, _no_subagent_steps(plan), *write_args[:1])
+    if agent in DATABASES:
+        return agent, database(agent, _rows(agent, plan))
     with tempfile.TemporaryDirectory() as tmp:
-        folder = task.write(Path(tmp) / "t", *write_args[1:])
+        if agent == "opencode-storage":
+            from agent_shapes import write_opencode_storage
+
+            folder = write_opencode_storage(Path(tmp) / "p", build_sessions("opencode", plan))
+            reader = agent
+        else:
+            reader, write_args = FOLDERS[agent]
+            task = _build_flat(reader, _no_subagent_steps(plan), *write_args[:1])
+            folder = task.write(Path(tmp) / "t", *write_args[1:])
         return reader, {p.relative_to(tmp).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*.json"))}
 
 
-@pytest.mark.parametrize("agent", AGENTS + sorted(FOLDERS))  # each agent its own examples
+def _as_logged(agent: str, plan: Sequence[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The part of ``plan`` ``agent``'s log can hold (see each helper's reason)."""
+    if agent == "qwen":
+        return _no_subagent_explores(plan)
+    if agent == "continue":
+        return _no_bookkeeping_nor_delegation(plan)
+    if agent in ("amp", "opencode-export") or agent in FOLDERS:
+        return _no_subagent_steps(plan)
+    return list(plan)
+
+
+@pytest.mark.parametrize("agent", EVERY_LOG)  # each agent its own examples
 @SETTINGS
 @given(plan=plans)
 def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
-    if agent == "qwen":
-        plan = _no_subagent_explores(plan)
-    elif agent == "continue":
-        plan = _no_bookkeeping_nor_delegation(plan)
-    elif agent == "amp" or agent in FOLDERS:
-        plan = _no_subagent_steps(plan)
-    out = judge_files(*build_files(agent, plan))
+    plan = _as_logged(agent, plan)
+    reader, files = build_files(agent, plan)
+    if agent in MANY:
+        # the subagents' sessions are the delegations' threads, not transcripts of their own
+        assert check_no_escape_in_many(reader, files) == [MAIN]
+    out = judge_files(reader, files, MAIN if agent in MANY else "")
     assert not isinstance(out, TranscriptError), out
     verdict, warnings = out
     assert warnings == []
@@ -788,24 +972,127 @@ def test_a_run_reads_the_same_in_every_agents_format(plan, agent):
 
 
 @SETTINGS
-@given(plan=plans, muts=mutations, agent=st.sampled_from(AGENTS + sorted(FOLDERS)), pick=st.integers(0, 9))
+@given(plan=plans, muts=mutations, agent=st.sampled_from(EVERY_LOG), pick=st.integers(0, 9))
 def test_no_exception_escapes_on_mutated_logs_of_every_agent(plan, muts, agent, pick):
     if agent == "continue":
         plan = _no_bookkeeping_nor_delegation(plan)
+    if agent in DATABASES:
+        # a database's rows mutated as one value: the JSON its rows hold (message and part
+        # data, Crush's parts), and their ids and links (a session its own parent, a part in
+        # no message), before the database is written
+        check_no_escape_in_many(agent, database(agent, mutated(_rows(agent, plan), muts)))
+        return
     reader, files = build_files(agent, plan)
     rel = sorted(files)[pick % len(files)]  # the mutations land in one file at a time
     if rel.endswith(".json"):  # a document: mutated as one value
         files[rel] = json.dumps(mutated(json.loads(files[rel]), muts)).encode("utf-8", "surrogatepass")
     else:
         files[rel] = encode(mutated([json.loads(line) for line in files[rel].decode().splitlines()], muts))
-    check_no_escape(reader, files)
+    if agent in MANY:
+        check_no_escape_in_many(reader, files)
+    else:
+        check_no_escape(reader, files)
+
+
+#: A run in each log of several files or many sessions, whose bytes the property below damages.
+_SAMPLE_PLAN = [("explore", ["lib/a.js"], ["lib/b.js"]), ("read", "lib/b.js", "/t/"),
+                ("delegate", [("parallel", "lib/a.js"), ("bash", "cat lib/a.js")]),
+                ("failed explore",), ("TodoWrite",)]  # fmt: skip
+#: Bytes written over a database: (where, what).
+overwrites = st.lists(st.tuples(st.integers(0, 1 << 16), st.binary(min_size=1, max_size=24)), max_size=4)
+
+
+def _overwritten(data: bytes, writes: Sequence[tuple[int, bytes]], cut: int | None) -> bytes:
+    out = bytearray(data)
+    for where, what in writes:
+        at = where % max(len(out), 1)
+        out[at : at + len(what)] = what
+    return bytes(out if cut is None else out[: cut % (len(out) + 1)])
 
 
 @SETTINGS
-@given(contents=st.lists(file_bytes, min_size=1, max_size=2), agent=st.sampled_from([*AGENTS, "cline"]))
-def test_no_exception_escapes_on_arbitrary_bytes_for_every_agent(contents, agent):
+@given(
+    contents=st.lists(file_bytes, min_size=1, max_size=2),
+    agent=st.sampled_from([*AGENTS, "cline", "openhands-sdk", *MANY]),
+    form=st.sampled_from(["bytes", "damaged", "damaged wal", "any wal"]),
+    writes=overwrites,
+    cut=st.none() | st.integers(0, 1 << 16),
+    pick=st.integers(0, 999),
+)
+def test_no_exception_escapes_on_arbitrary_bytes_for_every_agent(contents, agent, form, writes, cut, pick):
     if agent == "cline":
         names = ["t/api_conversation_history.json", "t/ui_messages.json"]
         check_no_escape(agent, dict(zip(names, contents, strict=False)))
+    elif agent in DATABASES:
+        # any bytes for the database file; a real one with bytes written over it or cut short;
+        # a real one whose rows are all in its -wal, the -wal damaged so, or any bytes (its
+        # -shm real, or any bytes)
+        name = DATABASES[agent]
+        if form == "bytes":
+            files = {name: contents[0]}
+        elif form == "damaged":
+            [sample] = database(agent, _rows(agent, _SAMPLE_PLAN)).values()
+            files = {name: _overwritten(sample, writes, cut)}
+        else:
+            files = database(agent, _rows(agent, _SAMPLE_PLAN), live=True)
+            wal = f"{name}-wal"
+            files[wal] = _overwritten(files[wal], writes, cut) if form == "damaged wal" else contents[0]
+            if len(contents) > 1:
+                files[f"{name}-shm"] = contents[-1]
+        check_no_escape_in_many(agent, files)
+    elif agent in ("openhands-sdk", "opencode-storage"):
+        # a real folder, one or two of its files any bytes
+        files = build_files(agent, _SAMPLE_PLAN)[1]
+        names = sorted(files)
+        for i, data in enumerate(contents):
+            files[names[(pick + 7 * i) % len(names)]] = data
+        if agent in MANY:
+            check_no_escape_in_many(agent, files)
+        else:
+            check_no_escape(agent, files)
     else:
         check_no_escape(agent, {LOG_NAMES[agent]: contents[0]})
+
+
+# --- what the properties above found ------------------------------------------------
+
+
+def test_a_lone_surrogate_escape_in_json_text_a_record_holds_reads_as_a_replacement_character():
+    # JSON.stringify of a string cut inside an emoji writes a lone surrogate escape; in the
+    # JSON text a row or a call's arguments hold, json.loads kept it as a lone surrogate, and
+    # the verdict could not be written as UTF-8 (the report). Read as every line is: U+FFFD.
+    plan = [("explore", ["lib/a\ud83d.js"], ["lib/b\ud83d.js"]), ("read", "lib/b\ud83d.js", "/t/")]
+    for agent in ["opencode", "crush", "openhands-sdk"]:
+        reader, files = build_files(agent, plan)
+        out = judge_files(reader, files, MAIN if agent in MANY else "")
+        assert not isinstance(out, TranscriptError), out
+        _reportable(out)
+        assert [c["next"] for c in out[0]["calls"]] == ["Read b\ufffd.js"], agent
+
+
+def _damaged(doc: dict[str, Any]) -> None:
+    """A list where a string was, in a Continue session, an OpenHands event, an SDK event."""
+    if "history" in doc:
+        for item in doc["history"]:
+            for state in item.get("toolCallStates", []):
+                state["status"] = []  # was looked up in a set
+        doc["history"][-1]["message"]["toolCalls"] = 7  # was iterated
+    elif doc.get("action") == "read":
+        doc["id"] = []  # a V0 action's id: was a dict's key
+    elif doc.get("kind") == "ActionEvent" and doc.get("tool_name") == "file_editor":
+        doc["tool_name"] = []  # was looked up in a set
+
+
+@pytest.mark.parametrize("agent", ["continue", "openhands", "openhands-sdk"])
+def test_damaged_events_with_a_list_for_a_status_an_id_or_a_name_are_read(agent):
+    # Unhashable, each made a TypeError escape the reader.
+    reader, files = build_files(agent, [("explore", ["lib/a.js"], []), ("read", "lib/a.js", "")])
+    for rel, data in files.items():
+        doc = json.loads(data)
+        if isinstance(doc, dict):
+            _damaged(doc)
+            files[rel] = json.dumps(doc).encode()
+    out = judge_files(reader, files)
+    assert not isinstance(out, TranscriptError), out
+    _reportable(out)
+    assert out[0]["answered"] == 1

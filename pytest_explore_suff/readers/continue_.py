@@ -50,6 +50,11 @@ def _output(items: Any) -> str:
     return "\n".join(i["content"] for i in items if isinstance(i, dict) and isinstance(i.get("content"), str))
 
 
+def _failed(state: dict[str, Any]) -> bool:
+    status = state.get("status")
+    return isinstance(status, str) and status in FAILED  # a damaged log's list is no status (unhashable)
+
+
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
     """Feed one Continue session to ``collector``."""
     del decode_all  # a document is decoded whole
@@ -75,7 +80,8 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         if role == "assistant":
             feed.turns += 1
             feed.said(text)
-            for call in message.get("toolCalls") or ():
+            found = message.get("toolCalls")
+            for call in found if isinstance(found, list) else ():  # a damaged log: any JSON value
                 fn = call.get("function") if isinstance(call, dict) else None
                 if isinstance(fn, dict):
                     tid = feed.call(
@@ -87,12 +93,12 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             tid = message.get("toolCallId")
             if isinstance(tid, str):
                 state = states.get(tid, {})
-                feed.result(tid, text, error=state.get("status") in FAILED)
+                feed.result(tid, text, error=_failed(state))
                 answered.add(tid)
         else:
             feed.added(text)
     for tid in calls:  # a call with no tool message: its state's output, if it has one
         state = states.get(tid)
-        if tid not in answered and state is not None and ("output" in state or state.get("status") in FAILED):
-            feed.result(tid, _output(state.get("output")), error=state.get("status") in FAILED)
+        if tid not in answered and state is not None and ("output" in state or _failed(state)):
+            feed.result(tid, _output(state.get("output")), error=_failed(state))
     feed.run()

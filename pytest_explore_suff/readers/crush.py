@@ -18,7 +18,6 @@ local model wrote is a tool of its own, not an error.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -28,7 +27,7 @@ from . import claims
 from .base import NotATranscript
 from .opencode import MAX_DEPTH
 from .sqlite import columns, connect, require
-from .tools import Feed, Tools, number
+from .tools import Feed, Tools, json_text, number
 
 PATTERN = claims.CRUSH
 TOOLS = Tools(
@@ -56,10 +55,7 @@ def sessions(path: str) -> list[str]:
 
 
 def _parts(raw: Any) -> list[Any]:
-    try:
-        parts = json.loads(raw) if isinstance(raw, (str, bytes)) else raw
-    except (ValueError, RecursionError):
-        return []
+    parts = json_text(raw) if isinstance(raw, (str, bytes)) else raw
     return parts if isinstance(parts, list) else []
 
 

@@ -24,7 +24,6 @@ else the caller's next child session), MCP tools are ``<server>_<tool>`` (read a
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterable, Sequence
@@ -35,7 +34,7 @@ from ..sources import logical_name
 from . import claims
 from .base import NotATranscript, TranscriptError
 from .sqlite import columns, connect, require
-from .tools import Feed, Tools, number, read_document, window
+from .tools import Feed, Tools, json_text, number, read_document, window
 
 PATTERN = claims.OPENCODE
 TOOLS = Tools(
@@ -77,12 +76,7 @@ def sessions(path: str) -> list[str]:
 
 
 def _json(raw: Any) -> Any:
-    if isinstance(raw, (str, bytes)):
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError):
-            return None
-    return raw
+    return json_text(raw) if isinstance(raw, (str, bytes)) else raw
 
 
 class _Reader:

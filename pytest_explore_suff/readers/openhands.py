@@ -139,7 +139,7 @@ class _Session:
         eid = ev.get("id")
         call = self.feed.call(tid if isinstance(tid, str) and tid else f"#openhands-event-{eid}", name, data,
                               message=msg)  # fmt: skip
-        if call is not None and eid is not None:
+        if call is not None and isinstance(eid, (int, str)):  # a damaged event's id: any JSON (unhashable)
             self.calls[eid] = call
         thought = args.get("thought")
         self.feed.added(thought)

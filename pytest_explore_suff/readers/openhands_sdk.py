@@ -152,7 +152,8 @@ class _Conversation:
                 self.answer = message
                 self.feed.said(message)
             return
-        if name in EDITORS and args.get("command") == "view":
+        # a damaged event's name can be any JSON value (a list: unhashable)
+        if isinstance(name, str) and name in EDITORS and args.get("command") == "view":
             name = "read"
         self.feed.call(ev.get("tool_call_id"), name, args, message=msg)
 

@@ -5,7 +5,6 @@ a `Feed` that hands calls, results and text to the `Collector`.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from collections.abc import Mapping
@@ -21,13 +20,22 @@ from .base import Unreadable, _why
 MAX_DOCUMENT = 256 << 20
 
 
+def json_text(raw: str | bytes) -> Any:
+    """JSON text found inside a record (a call's arguments, a database column), decoded as a
+    line is (`jsonl.decode`); None when it is not JSON. Not ``json.loads``: it keeps a lone
+    surrogate escape (``JSON.stringify`` of a string cut inside an emoji) as a lone surrogate,
+    which no report can write as UTF-8; `jsonl.decode` reads it as U+FFFD."""
+    try:
+        return decode(raw.encode("utf-8", "replace") if isinstance(raw, str) else raw)
+    except Undecodable:
+        return None
+
+
 def arguments(raw: Any) -> Any:
     """A call's arguments: a JSON string (OpenAI-style, Crush) decoded; anything else as it is."""
     if isinstance(raw, str):
-        try:
-            return json.loads(raw)
-        except (ValueError, RecursionError):
-            return {}
+        value = json_text(raw)
+        return {} if value is None else value
     return raw
 
 
