@@ -6,7 +6,7 @@ import functools
 import linecache
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from .readers import TranscriptError
 from .registry import Readers, collect
 from .report import record
 from .sources import Digests
+from .store import shipped
 from .terminal import clean
 
 RECORD_ATTR = "explore_suff"  # the report attribute a transcript's record travels on
@@ -396,6 +397,11 @@ def _no_source_line(filename: str) -> None:
     linecache.cache.setdefault(filename, (0, None, [], filename))
 
 
+def _shipped(config: pytest.Config, rec: dict[str, Any]) -> Mapping[str, Any] | bytes:
+    """The record as its report carries it: on an xdist worker, encoded (`store.shipped`)."""
+    return shipped(rec) if hasattr(config, "workerinput") else rec
+
+
 def after_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
     """What an item's report takes from it (the record, on the call's), and what the item
     keeps once its last report is made."""
@@ -403,7 +409,7 @@ def after_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.
         return
     if call.when == "call" and item.record is not None:
         # Plain JSON data on the report: xdist ships report.__dict__ to the controller.
-        setattr(report, RECORD_ATTR, item.record)
+        setattr(report, RECORD_ATTR, _shipped(item.config, item.record))
         item.record = None  # the item lives to the end of the session; its record need not
     elif call.when == "teardown":
         # The item lives to the end of the session, and its reports have their own copies

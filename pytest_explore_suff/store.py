@@ -14,12 +14,14 @@ and whatever else a record holds is read back from the spool on first use
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
 from array import array
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from .jsonl import decode
 from .report import (
     BRIEF_SIZE,
     Brief,
@@ -155,6 +157,25 @@ class _Block:
         self.figures = array("d", [0.0]) * (_FIGURES * _BLOCK)
 
 
+def shipped(rec: Mapping[str, Any]) -> Mapping[str, Any] | bytes:
+    """A record as an xdist worker sends it: the bytes the report will hold (`indented`),
+    which the controller's store keeps as they came. execnet's serializer is plain Python,
+    half a millisecond per record each way; one bytes object goes through whole.
+
+    The record itself when its JSON would not read back as it is: JSON has no infinity
+    (a sum of huge figures can reach it; orjson writes null), and what the store keeps
+    of the record must be what it keeps in a run without workers. Also when it cannot be
+    encoded at all, to fail where an unshipped record does (`RecordStore.add`)."""
+    tools = rec.get("tools")
+    numbers = (*run_totals(rec), *brief_of(rec), *(tools.values() if isinstance(tools, dict) else ()))
+    if any(type(v) is float and math.isinf(v) for v in numbers):
+        return rec
+    try:
+        return indented(rec)
+    except (TypeError, ValueError):  # orjson's JSONEncodeError is a TypeError
+        return rec
+
+
 class RecordStore:
     """Transcript records by path: spooled to a temporary file, a row of arrays in memory.
 
@@ -176,8 +197,14 @@ class RecordStore:
         self._value_refs: dict[Any, int] = {}  # a string -> its index in _values
         self._dict_refs: dict[tuple[Any, ...], int] = {}  # a dict's pairs -> its index in _values
 
-    def add(self, rec: Mapping[str, Any]) -> None:
-        data = indented(rec)  # encode first: a record that cannot be encoded fails here, not at the end
+    def add(self, shipped: Mapping[str, Any] | bytes) -> None:
+        """Store a record: a mapping, or its `report.indented` bytes (as an xdist worker ships it)."""
+        rec: Mapping[str, Any]
+        if isinstance(shipped, bytes):
+            data, rec = shipped, decode(shipped)
+        else:
+            # encode first: a record that cannot be encoded fails here, not at the end
+            data, rec = indented(shipped), shipped
         path = rec["path"]
         # The whole row before any of it is stored: a field that does not fit fails here, rows intact.
         numbers = array("q", [rec[name] for name in _NUMBERS])
@@ -248,8 +275,6 @@ class RecordStore:
         return data
 
     def decoded(self, row: int) -> dict[str, Any]:
-        from .jsonl import decode
-
         out: dict[str, Any] = decode(self.read(row))
         return out
 

@@ -22,7 +22,7 @@ from types import MappingProxyType
 import orjson
 import pytest
 from builders import Run, ab_campaign, allocation_run, no_explore_run, response, sufficient_run
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from pytest_explore_suff import discover, judge, stats
@@ -49,6 +49,7 @@ from pytest_explore_suff.report import (
 )
 from pytest_explore_suff.sources import HEAD_BUFFER, SMALL_FILE, _open_plain, open_head, open_path
 from pytest_explore_suff.store import RecordStore
+from pytest_explore_suff.store import shipped as ship
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -943,3 +944,30 @@ def test_what_survives_a_full_collection_is_frozen_while_items_run_and_thawed_wh
     recorder = pytester.inline_run("test_plain.py", "-p", "probe")
     recorder.assertoutcome(passed=1)
     assert recorder.getcalls("pytest_sessionfinish")[0].session.config._probe_frozen == [0]
+
+
+_HUGE_RUNS = {
+    "path": "huge", "arm": "a", "group": "g", "status": "classified", "reason": "",
+    "counts": dict.fromkeys(KEYS, 0), "answered": 0, "errored": 0, "concurrent": 0, "tools": {},
+    # A reader sums a run's figures: two usages of 1e308 tokens make an infinite one.
+    "runs": [{"tokens": 1e308 + 1e308}],
+    "allocation": None, "occupancy": None,
+}  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None)
+@given(_stored_records())
+@example([_HUGE_RUNS])
+def test_a_record_shipped_encoded_is_stored_as_the_record_itself(recs):
+    # An xdist worker ships each record as the bytes the report holds (execnet's serializer is
+    # plain Python): the store keeps them as they came, and what it reads of them is the same
+    # (a record JSON cannot hold, with an infinite figure, goes as it is).
+    with RecordStore() as plain, RecordStore() as shipped:
+        for rec in recs:
+            plain.add(rec)
+            shipped.add(ship(rec))
+        assert [s.path for s in shipped.records()] == [s.path for s in plain.records()]
+        for a, b in zip(plain.records(), shipped.records(), strict=True):
+            assert b.raw() == a.raw()
+            assert brief_of(b) == brief_of(a) and repr(run_totals(b)) == repr(run_totals(a))
+            assert (b.counts, b.tools, b.answered, b.digest, b.agent) == (a.counts, a.tools, a.answered, a.digest, a.agent)
