@@ -210,7 +210,8 @@ class TranscriptItem(pytest.Item):
     def __init__(self, *, transcript: Transcript, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.transcript = transcript
-        self.record: dict[str, Any] | None = None
+        #: its record, as its report will carry it (`_keep`)
+        self.record: Mapping[str, Any] | bytes | None = None
         for keyword in (transcript.arm, transcript.group, transcript.kind, transcript.agent):
             if keyword:
                 self.extra_keyword_matches.add(keyword)
@@ -243,11 +244,11 @@ class TranscriptItem(pytest.Item):
                 session=t.session,
             )
         except TranscriptError as exc:
-            self.record = record(t, status="error", reason=str(exc), digest=digests.hexdigest())
+            self._keep(record(t, status="error", reason=str(exc), digest=digests.hexdigest()))
             raise
         except Exception as exc:  # a bug of ours: fail this item, keep the transcript in the report
             bug = f"internal error: {type(exc).__name__}: {exc}"
-            self.record = record(t, status="error", reason=bug, digest=digests.hexdigest())
+            self._keep(record(t, status="error", reason=bug, digest=digests.hexdigest()))
             raise
         why = [EXCLUSIONS[flag] for flag in EXCLUSIONS if getattr(verdict, flag)]
         excluded = bool(why) and not settings.keep_excluded
@@ -259,14 +260,16 @@ class TranscriptItem(pytest.Item):
         status = "error" if failing else "skipped" if excluded else "classified"
         # The record first: whatever a warning filter turns the notes below into,
         # the transcript is in the report.
-        self.record = record(
-            t,
-            status=status,
-            reason=reason,
-            verdict=verdict,
-            collector=collector,
-            window=settings.window,
-            digest=digests.hexdigest(),
+        self._keep(
+            record(
+                t,
+                status=status,
+                reason=reason,
+                verdict=verdict,
+                collector=collector,
+                window=settings.window,
+                digest=digests.hexdigest(),
+            )
         )
         notes = (*t.notes, *collector.warnings)
         if notes:
@@ -283,6 +286,19 @@ class TranscriptItem(pytest.Item):
         ]
         if excluded:
             raise pytest.skip.Exception(f"excluded: {reason}", _use_item_location=True)
+
+    def _keep(self, rec: dict[str, Any]) -> None:
+        """Keep the record as its report will carry it: encoded once, here, in whichever
+        process runs the item (`store.shipped`). A record JSON cannot hold (a string no
+        UTF-8 can, a bug of ours) fails this item alone, never the whole run."""
+        try:
+            self.record = shipped(rec)
+        except (TypeError, ValueError) as exc:  # orjson's JSONEncodeError is a TypeError
+            reason = f"internal error: its record cannot be written as JSON: {exc}"
+            self.record = shipped(
+                record(self.transcript, status="error", reason=reason, digest=rec.get("digest"))
+            )
+            raise TranscriptError(reason) from None
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         where = clean(self.transcript.path)
@@ -397,11 +413,6 @@ def _no_source_line(filename: str) -> None:
     linecache.cache.setdefault(filename, (0, None, [], filename))
 
 
-def _shipped(config: pytest.Config, rec: dict[str, Any]) -> Mapping[str, Any] | bytes:
-    """The record as its report carries it: on an xdist worker, encoded (`store.shipped`)."""
-    return shipped(rec) if hasattr(config, "workerinput") else rec
-
-
 def after_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.TestReport) -> None:
     """What an item's report takes from it (the record, on the call's), and what the item
     keeps once its last report is made."""
@@ -409,7 +420,7 @@ def after_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.
         return
     if call.when == "call" and item.record is not None:
         # Plain JSON data on the report: xdist ships report.__dict__ to the controller.
-        setattr(report, RECORD_ATTR, _shipped(item.config, item.record))
+        setattr(report, RECORD_ATTR, item.record)
         item.record = None  # the item lives to the end of the session; its record need not
     elif call.when == "teardown":
         # The item lives to the end of the session, and its reports have their own copies

@@ -158,22 +158,20 @@ class _Block:
 
 
 def shipped(rec: Mapping[str, Any]) -> Mapping[str, Any] | bytes:
-    """A record as an xdist worker sends it: the bytes the report will hold (`indented`),
-    which the controller's store keeps as they came. execnet's serializer is plain Python,
+    """A record as its report carries it: the bytes the report will hold (`indented`),
+    which the store keeps as they came. Under xdist, execnet's serializer is plain Python,
     half a millisecond per record each way; one bytes object goes through whole.
 
     The record itself when its JSON would not read back as it is: JSON has no infinity
     (a sum of huge figures can reach it; orjson writes null), and what the store keeps
-    of the record must be what it keeps in a run without workers. Also when it cannot be
-    encoded at all, to fail where an unshipped record does (`RecordStore.add`)."""
+    of the record must not depend on where it was encoded. Raises TypeError (orjson's
+    JSONEncodeError) for a record that cannot be encoded at all."""
     tools = rec.get("tools")
     numbers = (*run_totals(rec), *brief_of(rec), *(tools.values() if isinstance(tools, dict) else ()))
     if any(type(v) is float and math.isinf(v) for v in numbers):
+        indented(rec)  # encodable all the same (as null), or it raises here
         return rec
-    try:
-        return indented(rec)
-    except (TypeError, ValueError):  # orjson's JSONEncodeError is a TypeError
-        return rec
+    return indented(rec)
 
 
 class RecordStore:

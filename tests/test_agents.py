@@ -171,6 +171,27 @@ def test_codex_mcp_result_as_json_content_is_read(rollout, tmp_path):
     assert verdict.calls[0].files == 1
 
 
+def test_a_lone_surrogate_escape_in_an_mcp_result_is_read_as_a_replacement_character(pytester):
+    # An MCP server in JavaScript that cuts a string inside an emoji writes a lone surrogate
+    # escape; decoded by json.loads it stayed a lone surrogate, in a returned file's path, and
+    # no report could encode the record: the whole run failed on this one transcript.
+    r = Rollout("current", "shell")
+    text = explore_text(["lib/a.py"]) + "\n**`lib/b\\ud83d.py`**\nbody\n"
+    raw = json.dumps({"content": [{"type": "text", "text": "TEXT"}], "isError": False})
+    raw = raw.replace('"TEXT"', json.dumps(text).replace("\\\\ud83d", "\\ud83d"))
+    assert "\\ud83d" in raw and "\\\\ud83d" not in raw  # a JSON escape, not an escaped backslash
+    r.step(r.explore(), outputs=[{"text": "", "raw": raw}])
+    r.step(r.shell("cat lib/a.py"))
+    root = pytester.path / "c" / "with"
+    root.mkdir(parents=True)
+    r.write(root / "rollout-2026-03-01T10-00-00-0199.jsonl")
+    result = pytester.runpytest(f"--explore-suff={pytester.path / 'c'}", "-p", "no:cacheprovider")
+    assert result.ret == 0, result.stdout.str()
+    [rec] = report(pytester)["transcripts"]
+    assert rec["status"] == "classified" and rec["allocation"]["calls"][0]["files"] == 2
+    assert "lib/b\ufffd.py" in json.dumps(rec["allocation"], ensure_ascii=False)
+
+
 def test_codex_query_and_d8(rollout, tmp_path):
     spec = ToolSpec(explore="get-library-docs", family="context7")
     rollout.step(rollout.explore("how routing works"), outputs=[explore_text()])

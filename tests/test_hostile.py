@@ -855,3 +855,30 @@ def test_a_report_writer_killed_mid_write_leaves_the_old_or_the_new_report(tmp_p
         seen.add(doc["n"])
     assert seen & {1, 2}, "the writer never completed a write: the test proved nothing"
     assert mid_write, "no kill landed inside a write: the test proved nothing"
+
+
+def test_a_record_no_json_can_hold_fails_its_own_item_and_the_run_reports(pytester, campaign, monkeypatch):
+    # A bug of ours that puts a lone surrogate in a record (a reader's decoder did, for an MCP
+    # result): the record used to fail to encode in the report's hook, an INTERNALERROR that
+    # lost the whole campaign. Now the item fails with one line, the others are reported.
+    from pytest_explore_suff import nodes
+
+    made = nodes.record
+
+    def broken(t: Any, **kw: Any) -> dict[str, Any]:
+        rec = made(t, **kw)
+        if t.path == "run-bad.jsonl" and kw.get("status") != "error":
+            rec["warnings"] = ["cut inside an emoji: \ud83d"]
+        return rec
+
+    monkeypatch.setattr(nodes, "record", broken)
+    sufficient_run("bad").write(campaign / "run-bad.jsonl")
+    result = explore_suff(pytester, campaign, "-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=2, failed=1)
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["*run-bad.jsonl: internal error: its record cannot be written as JSON: *"])
+    doc = report(pytester)
+    bad = records(doc)["run-bad.jsonl"]
+    assert bad["status"] == "error" and "cannot be written as JSON" in bad["reason"]
+    rest_classified(doc)

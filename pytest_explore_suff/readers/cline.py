@@ -27,7 +27,6 @@ of its own: judged as a subagent whose steps are not in this task), and
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -36,7 +35,7 @@ from ..events import Collector
 from ..sources import logical_name
 from . import claims
 from .base import NotATranscript, TranscriptError
-from .tools import Feed, Tools, arguments, content_text, read_document
+from .tools import Feed, Tools, arguments, content_text, json_text, read_document
 
 API_HISTORY = "api_conversation_history.json"
 UI_MESSAGES = ("ui_messages.json", "claude_messages.json")
@@ -263,10 +262,7 @@ class _Task:
 
 
 def _json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except (ValueError, RecursionError):
-        return None
+    return json_text(text)  # a lone surrogate escape as U+FFFD, as in every line
 
 
 def ui_window(text: str) -> int | None:

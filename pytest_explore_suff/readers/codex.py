@@ -41,6 +41,7 @@ from ..events import RACE_MARKER, Collector, compact_json, metric_len, result_te
 from ..sources import turns_of
 from .base import TranscriptError, events, unlinked_child, unlinked_delegation
 from .tools import arguments as _arguments
+from .tools import json_text
 
 #: ``type`` of a current-shape line.
 LINE_TYPES = frozenset({"session_meta", "turn_context", "response_item", "event_msg", "compacted"})
@@ -183,10 +184,7 @@ def _json_output(out: str) -> dict[str, Any] | list[Any] | None:
     stripped = out.lstrip()
     if not stripped.startswith(("{", "[")) or not any(k in out for k in _JSON_KEYS):
         return None  # plain text (a shell's output): not worth a decode
-    try:
-        decoded = json.loads(out)
-    except (ValueError, RecursionError):
-        return None
+    decoded = json_text(out)  # a lone surrogate escape as U+FFFD, as in every line
     if isinstance(decoded, dict):
         known = ("output", "content", "Ok", "Err")
         return decoded if any(k in decoded for k in known) else None
@@ -610,10 +608,7 @@ def _spawn_message(data: Any) -> str:
 
 
 def _decoded(text: str) -> dict[str, Any]:
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        return {}
+    value = json_text(text)
     return value if isinstance(value, dict) else {}
 
 

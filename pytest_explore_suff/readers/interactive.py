@@ -10,7 +10,6 @@ provisional thread, then linked to the Task/Agent call that spawned it (D7).
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import zlib
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import DELEGATION_TOOLS, Action, Collector, result_text
+from ..jsonl import Undecodable, decode
 from ..sources import SIDECAR_SUFFIXES, ArchiveError, logical_name
 from .base import Replays, events, is_progress, unlinked_child
 
@@ -99,10 +99,10 @@ def _meta(path: str, collector: Collector) -> dict[str, Any]:
         meta_path = stem + suffix
         try:
             with collector.open_file(meta_path) as fh:
-                meta = json.loads(fh.read(1 << 20))
+                meta = decode(fh.read(1 << 20))  # a lone surrogate escape as U+FFFD
         except FileNotFoundError:
             continue
-        except (OSError, ValueError, RecursionError, EOFError, zlib.error, ArchiveError):
+        except (OSError, Undecodable, EOFError, zlib.error, ArchiveError):
             collector.warnings.append(f"{os.path.basename(meta_path)}: unreadable, ignored")
             return {}
         return meta if isinstance(meta, dict) else {}

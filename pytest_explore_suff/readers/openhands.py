@@ -19,7 +19,6 @@ action keeps its name.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -28,7 +27,7 @@ from ..events import Collector
 from ..sources import logical_name
 from . import claims
 from .base import NotATranscript, TranscriptError
-from .tools import Feed, Tools, number, read_document
+from .tools import Feed, Tools, json_text, number, read_document
 
 PATTERN = claims.OPENHANDS
 TOOLS = Tools(
@@ -64,10 +63,7 @@ def _mcp_result(content: str) -> tuple[Any, bool]:
     ``isError``), or a plain text."""
     if not content.startswith("{"):
         return content, False
-    try:
-        data = json.loads(content)
-    except (ValueError, RecursionError):
-        return content, False
+    data = json_text(content)  # a lone surrogate escape as U+FFFD, as in every line
     if isinstance(data, dict) and isinstance(data.get("content"), list):
         return data["content"], data.get("isError") is True
     return content, False
