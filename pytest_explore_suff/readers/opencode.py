@@ -32,9 +32,9 @@ from typing import Any
 from ..events import Collector
 from ..sources import logical_name
 from . import claims
-from .base import NotATranscript, TranscriptError
+from .base import NotATranscript
 from .sqlite import columns, connect, require
-from .tools import Feed, Tools, json_text, number, read_document, window
+from .tools import Feed, Tools, documents, json_text, number, read_document, window
 
 PATTERN = claims.OPENCODE
 TOOLS = Tools(
@@ -318,19 +318,9 @@ def _read_storage(files: Sequence[str], collector: Collector) -> None:
     infos: dict[str, dict[str, Any]] = {}
     messages: dict[str, list[tuple[str, dict[str, Any]]]] = {}
     parts: dict[str, list[tuple[str, Any]]] = {}
-    for path in files:
-        item = _storage_item(path)
-        if item is None:
-            continue
-        try:
-            doc = read_document(path, collector)
-        except TranscriptError as exc:
-            collector.warnings.append(f"{exc}: the file is skipped")
-            continue
-        if not isinstance(doc, dict):
-            collector.corrupt += 1
-            continue
-        kind, folder, ident = item
+    items = {path: item for path in files if (item := _storage_item(path)) is not None}
+    for path, doc in documents(items, collector, "the file is skipped"):
+        kind, folder, ident = items[path]
         if kind == "session":
             infos[ident] = doc
         elif kind == "message":

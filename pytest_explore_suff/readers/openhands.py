@@ -26,8 +26,8 @@ from typing import Any
 from ..events import Collector
 from ..sources import logical_name
 from . import claims
-from .base import NotATranscript, TranscriptError
-from .tools import Feed, Tools, json_text, number, read_document
+from .base import NotATranscript
+from .tools import Feed, Tools, documents, json_text, number
 
 PATTERN = claims.OPENHANDS
 TOOLS = Tools(
@@ -172,15 +172,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     if not events:
         raise NotATranscript("not a transcript: an OpenHands session folder with no event file")
     session = _Session(collector)
-    for path in events:
-        try:
-            ev = read_document(path, collector)
-        except TranscriptError as exc:
-            collector.warnings.append(f"{exc}: the event is skipped")
-            continue
-        if not isinstance(ev, dict):
-            collector.corrupt += 1
-            continue
+    for _, ev in documents(events, collector, "the event is skipped"):
         collector.recognized = True
         session.event(ev)
     if session.answer is not None:

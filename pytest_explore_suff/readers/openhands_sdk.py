@@ -27,11 +27,11 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..events import Collector
+from ..events import Collector, texts_of
 from ..sources import logical_name
 from . import claims
 from .base import NotATranscript, TranscriptError
-from .tools import Feed, Tools, arguments, number, read_document
+from .tools import Feed, Tools, arguments, documents, number, read_document
 
 PATTERN = claims.OPENHANDS_SDK
 TOOLS = Tools(
@@ -60,15 +60,6 @@ def group(rel: str) -> str | None:
 def looks_like_conversation(head: bytes) -> bool:
     """The first bytes of an SDK event, or of a conversation's ``base_state.json``."""
     return head[:1] == b"{" and (_HEAD.search(head) is not None or _STATE.search(head) is not None)
-
-
-def _text(blocks: Any) -> str:
-    """The text of a list of content blocks (or a string)."""
-    if isinstance(blocks, str):
-        return blocks
-    if not isinstance(blocks, list):
-        return ""
-    return "".join(b["text"] for b in blocks if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
 def _windows(state: Any) -> dict[str, tuple[int, int]]:
@@ -128,7 +119,7 @@ class _Conversation:
             self.result(ev, ev.get("rejection_reason"), True)
         elif kind == "MessageEvent":
             message = ev.get("llm_message")
-            text = _text(message.get("content")) if isinstance(message, dict) else ""
+            text = texts_of(message.get("content")) if isinstance(message, dict) else ""
             if ev.get("source") == "agent":
                 self.response(ev.get("llm_response_id"))
                 self.feed.said(text)
@@ -139,7 +130,7 @@ class _Conversation:
 
     def action(self, ev: dict[str, Any]) -> None:
         msg = self.response(ev.get("llm_response_id"))
-        self.feed.added(_text(ev.get("thought")))
+        self.feed.added(texts_of(ev.get("thought")))
         name = ev.get("tool_name")
         call = ev.get("tool_call")
         args: Any = arguments(call.get("arguments")) if isinstance(call, dict) else None
@@ -162,7 +153,7 @@ class _Conversation:
         if isinstance(tid, str) and tid in self.feed.main_ids:  # not finish's
             self.feed.result(tid, content if content is not None else "", error=error)
         else:
-            self.feed.added(_text(content))
+            self.feed.added(texts_of(content))
 
 
 def _order(path: str) -> int:
@@ -185,15 +176,7 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         except TranscriptError as exc:
             collector.warnings.append(f"{exc}: no token figures")
     conversation = _Conversation(collector, windows)
-    for path in events:
-        try:
-            ev = read_document(path, collector)
-        except TranscriptError as exc:
-            collector.warnings.append(f"{exc}: the event is skipped")
-            continue
-        if not isinstance(ev, dict):
-            collector.corrupt += 1
-            continue
+    for _, ev in documents(events, collector, "the event is skipped"):
         collector.recognized = True
         conversation.event(ev)
     if conversation.answer is not None:

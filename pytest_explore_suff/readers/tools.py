@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..events import Collector, compact_json, metric_text, result_text
 from ..jsonl import Undecodable, decode
 from ..sources import MEMBER_ERRORS, ArchiveError, logical_name
-from .base import Unreadable, _why
+from .base import TranscriptError, Unreadable, _why
 
 #: A JSON document is read whole; past this it is refused (one line on its item).
 MAX_DOCUMENT = 256 << 20
@@ -117,6 +117,24 @@ def read_document(path: str, collector: Collector) -> Any:
     except Undecodable as exc:
         collector.corrupt += 1
         raise Unreadable(f"{name}: not valid JSON ({exc})") from None
+
+
+def documents(
+    paths: Iterable[str], collector: Collector, skipped: str
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Each of ``paths`` with the JSON object it holds (`read_document`): a file that cannot
+    be read is skipped with a warning (``<why>: <skipped>``), one that holds another JSON
+    value is counted as a corrupt line."""
+    for path in paths:
+        try:
+            doc = read_document(path, collector)
+        except TranscriptError as exc:
+            collector.warnings.append(f"{exc}: {skipped}")
+            continue
+        if isinstance(doc, dict):
+            yield path, doc
+        else:
+            collector.corrupt += 1
 
 
 def content_text(content: Any) -> tuple[str, str]:
