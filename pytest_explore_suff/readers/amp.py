@@ -23,8 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..events import Collector
-from .base import NotATranscript
-from .tools import Feed, Tools, number, read_document, window
+from .tools import Feed, Tools, number, transcript_document, window
 
 TOOLS = Tools(
     read={"Read": ("path", "file_path"), "read_file": ("path", "file_path")},
@@ -63,10 +62,7 @@ def _result(run: Any) -> tuple[Any, bool]:
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
     """Feed one Amp thread to ``collector``."""
     del decode_all  # a document is decoded whole
-    doc = read_document(files[0], collector)
-    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
-        raise NotATranscript("not a transcript: a JSON document with no Amp thread messages")
-    collector.recognized = True
+    doc = transcript_document(files[0], collector, "messages", "Amp thread messages")
     feed = Feed(collector, TOOLS)
     tokens: int | None = None
     for i, message in enumerate(doc["messages"]):

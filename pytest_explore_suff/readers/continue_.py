@@ -22,8 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..events import Collector, texts_of
-from .base import NotATranscript
-from .tools import Feed, Tools, read_document
+from .tools import Feed, Tools, transcript_document
 
 TOOLS = Tools(
     read={"read_file": ("filepath", "path"), "read_currently_open_file": ("filepath",)},
@@ -58,10 +57,7 @@ def _failed(state: dict[str, Any]) -> bool:
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
     """Feed one Continue session to ``collector``."""
     del decode_all  # a document is decoded whole
-    doc = read_document(files[0], collector)
-    if not isinstance(doc, dict) or not isinstance(doc.get("history"), list):
-        raise NotATranscript("not a transcript: a JSON document with no Continue session history")
-    collector.recognized = True
+    doc = transcript_document(files[0], collector, "history", "Continue session history")
     feed = Feed(collector, TOOLS)
     states: dict[str, dict[str, Any]] = {}
     for item in doc["history"]:

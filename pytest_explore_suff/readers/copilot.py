@@ -42,9 +42,9 @@ from typing import Any
 from ..events import Collector, compact_json, metric_text, result_text
 from ..sources import logical_name
 from . import claims
-from .base import NotATranscript, events
+from .base import events
 from .tools import arguments as _arguments
-from .tools import read_document
+from .tools import transcript_document
 
 EVENT_FAMILIES = claims.COPILOT_EVENT_FAMILIES
 SHELLS = frozenset({"bash", "powershell"})
@@ -248,10 +248,7 @@ class _Session:
 
 def _history(path: str, collector: Collector) -> None:
     """A ``history-session-state`` document: OpenAI-style chat messages."""
-    doc = read_document(path, collector)
-    if not isinstance(doc, dict) or not isinstance(doc.get("chatMessages"), list):
-        raise NotATranscript("not a transcript: a JSON document with no Copilot CLI chatMessages")
-    collector.recognized = True
+    doc = transcript_document(path, collector, "chatMessages", "Copilot CLI chatMessages")
     state = _Session(collector)
     timeline = collector.timeline
     for i, m in enumerate(doc["chatMessages"]):

@@ -34,7 +34,7 @@ from ..sources import logical_name
 from . import claims
 from .base import NotATranscript
 from .sqlite import columns, connect, require
-from .tools import Feed, Tools, documents, json_text, number, read_document, window
+from .tools import Feed, Tools, documents, json_text, number, transcript_document, window
 
 PATTERN = claims.OPENCODE
 TOOLS = Tools(
@@ -225,10 +225,7 @@ def _finish(reader: _Reader, collector: Collector) -> None:
 
 
 def _read_export(path: str, collector: Collector) -> None:
-    doc = read_document(path, collector)
-    if not isinstance(doc, dict) or not isinstance(doc.get("messages"), list):
-        raise NotATranscript("not a transcript: a JSON document with no OpenCode messages")
-    collector.recognized = True
+    doc = transcript_document(path, collector, "messages", "OpenCode messages")
     reader = _Reader(collector)
     messages = []
     for i, m in enumerate(doc["messages"]):

@@ -27,7 +27,7 @@ from ..events import Collector
 from ..sources import logical_name
 from . import claims
 from .base import NotATranscript
-from .tools import Feed, Tools, documents, json_text, number
+from .tools import Feed, Tools, documents, event_folder, json_text, number
 
 PATTERN = claims.OPENHANDS
 TOOLS = Tools(
@@ -47,10 +47,8 @@ _KIND = re.compile(rb'"(?:action|observation)"\s*:')
 _NUMBER = re.compile(r"(\d+)\.json$")
 
 
-def group(rel: str) -> str | None:
-    """An event file and ``metadata.json`` belong to their session folder."""
-    parts = rel.split("/")
-    return "/".join(parts[:-2] if len(parts) >= 2 and parts[-2] == "events" else parts[:-1])
+#: An event file and ``metadata.json`` belong to their session folder.
+group = event_folder
 
 
 def looks_like_event(head: bytes) -> bool:

@@ -31,7 +31,7 @@ from ..events import Collector, texts_of
 from ..sources import logical_name
 from . import claims
 from .base import NotATranscript, TranscriptError
-from .tools import Feed, Tools, arguments, documents, number, read_document
+from .tools import Feed, Tools, arguments, documents, event_folder, number, read_document
 
 PATTERN = claims.OPENHANDS_SDK
 TOOLS = Tools(
@@ -51,10 +51,8 @@ _STATE = re.compile(rb'"(?:execution_status|usage_to_metrics)"\s*:')
 _INDEX = re.compile(r"event-(\d+)-[^/]*\.json$")
 
 
-def group(rel: str) -> str | None:
-    """An event file and ``base_state.json`` belong to their conversation folder."""
-    parts = rel.split("/")
-    return "/".join(parts[:-2] if len(parts) >= 2 and parts[-2] == "events" else parts[:-1])
+#: An event file and ``base_state.json`` belong to their conversation folder.
+group = event_folder
 
 
 def looks_like_conversation(head: bytes) -> bool:

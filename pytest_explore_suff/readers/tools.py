@@ -14,7 +14,7 @@ from typing import Any
 from ..events import Collector, compact_json, metric_text, result_text
 from ..jsonl import Undecodable, decode
 from ..sources import MEMBER_ERRORS, ArchiveError, logical_name
-from .base import TranscriptError, Unreadable, _why
+from .base import NotATranscript, TranscriptError, Unreadable, _why
 
 #: A JSON document is read whole; past this it is refused (one line on its item).
 MAX_DOCUMENT = 256 << 20
@@ -117,6 +117,23 @@ def read_document(path: str, collector: Collector) -> Any:
     except Undecodable as exc:
         collector.corrupt += 1
         raise Unreadable(f"{name}: not valid JSON ({exc})") from None
+
+
+def transcript_document(path: str, collector: Collector, key: str, missing: str) -> dict[str, Any]:
+    """A transcript that is one JSON document (`read_document`): an object whose ``key`` is
+    a list, or `NotATranscript` saying it has no ``missing``."""
+    doc = read_document(path, collector)
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), list):
+        raise NotATranscript(f"not a transcript: a JSON document with no {missing}")
+    collector.recognized = True
+    return doc
+
+
+def event_folder(rel: str) -> str:
+    """The folder of a session whose events are files of their own: an event file
+    (``<folder>/events/<file>``) and the files beside ``events/`` belong to it."""
+    parts = rel.split("/")
+    return "/".join(parts[:-2] if len(parts) >= 2 and parts[-2] == "events" else parts[:-1])
 
 
 def documents(
