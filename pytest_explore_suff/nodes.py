@@ -20,7 +20,7 @@ from .readers import TranscriptError
 from .registry import Readers, collect
 from .report import record
 from .sources import Digests
-from .store import shipped
+from .store import Shipment, over_the_wire, shipped
 from .terminal import clean
 
 RECORD_ATTR = "explore_suff"  # the report attribute a transcript's record travels on
@@ -211,7 +211,7 @@ class TranscriptItem(pytest.Item):
         super().__init__(**kwargs)
         self.transcript = transcript
         #: its record, as its report will carry it (`_keep`)
-        self.record: Mapping[str, Any] | bytes | None = None
+        self.record: Mapping[str, Any] | Shipment | None = None
         for keyword in (transcript.arm, transcript.group, transcript.kind, transcript.agent):
             if keyword:
                 self.extra_keyword_matches.add(keyword)
@@ -419,8 +419,9 @@ def after_report(item: pytest.Item, call: pytest.CallInfo[None], report: pytest.
     if not isinstance(item, TranscriptItem):
         return
     if call.when == "call" and item.record is not None:
-        # Plain JSON data on the report: xdist ships report.__dict__ to the controller.
-        setattr(report, RECORD_ATTR, item.record)
+        # xdist ships report.__dict__ to the controller: there, bytes only (`over_the_wire`).
+        on_worker = hasattr(item.config, "workerinput")
+        setattr(report, RECORD_ATTR, over_the_wire(item.record) if on_worker else item.record)
         item.record = None  # the item lives to the end of the session; its record need not
     elif call.when == "teardown":
         # The item lives to the end of the session, and its reports have their own copies

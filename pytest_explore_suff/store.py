@@ -21,6 +21,8 @@ from array import array
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+import orjson
+
 from .jsonl import decode
 from .report import (
     BRIEF_SIZE,
@@ -157,21 +159,54 @@ class _Block:
         self.figures = array("d", [0.0]) * (_FIGURES * _BLOCK)
 
 
-def shipped(rec: Mapping[str, Any]) -> Mapping[str, Any] | bytes:
+#: What a store keeps of a record (`kept`): path, arm, group, status, reason, counts, tools,
+#: agent, answered, errored, concurrent, run totals (`report.run_totals`), the metrics'
+#: brief (`report.brief_of`), digest.
+Kept = tuple[Any, ...]
+#: A record as an item ships it (`shipped`): the bytes the report will hold and what the
+#: store keeps of it, as it is, or (from an xdist worker, `over_the_wire`) as JSON.
+Shipment = tuple[bytes, "Kept | bytes"]
+
+
+def kept(rec: Mapping[str, Any]) -> Kept:
+    """What a `RecordStore` keeps of ``rec`` in memory (the rest waits in its spool)."""
+    return (
+        rec["path"], rec["arm"], rec["group"], rec["status"], rec["reason"], rec["counts"],
+        rec.get("tools") or {},
+        rec.get("agent", ""),  # the arm's agents (a report of schema 1 has none)
+        rec["answered"], rec["errored"], rec["concurrent"],
+        run_totals(rec), brief_of(rec), rec.get("digest"),
+    )  # fmt: skip
+
+
+def shipped(rec: Mapping[str, Any]) -> Mapping[str, Any] | Shipment:
     """A record as its report carries it: the bytes the report will hold (`indented`),
-    which the store keeps as they came. Under xdist, execnet's serializer is plain Python,
-    half a millisecond per record each way; one bytes object goes through whole.
+    which the store keeps as they came, and what the store keeps of it in memory
+    (`kept`), worked out once, where the item ran: the store neither decodes the
+    bytes nor reads the record again, and (without xdist) its row refers to the
+    item's own strings (the transcript's path, its arm), no copies of them.
 
     The record itself when its JSON would not read back as it is: JSON has no infinity
     (a sum of huge figures can reach it; orjson writes null), and what the store keeps
     of the record must not depend on where it was encoded. Raises TypeError (orjson's
     JSONEncodeError) for a record that cannot be encoded at all."""
-    tools = rec.get("tools")
-    numbers = (*run_totals(rec), *brief_of(rec), *(tools.values() if isinstance(tools, dict) else ()))
+    row = kept(rec)
+    tools = row[6]
+    numbers = (*row[11], *row[12], *(tools.values() if isinstance(tools, dict) else ()))
     if any(type(v) is float and math.isinf(v) for v in numbers):
         indented(rec)  # encodable all the same (as null), or it raises here
         return rec
-    return indented(rec)
+    return indented(rec), row
+
+
+def over_the_wire(shipment: Mapping[str, Any] | Shipment) -> Mapping[str, Any] | Shipment:
+    """A shipment as an xdist worker sends it: what the store keeps, as JSON too (execnet's
+    serializer is plain Python, half a millisecond per record each way; two bytes
+    objects go through whole). `shipped` left a record with an infinite figure as it is."""
+    if isinstance(shipment, tuple):
+        data, row = shipment
+        return data, row if isinstance(row, bytes) else orjson.dumps(row)
+    return shipment
 
 
 class RecordStore:
@@ -195,26 +230,29 @@ class RecordStore:
         self._value_refs: dict[Any, int] = {}  # a string -> its index in _values
         self._dict_refs: dict[tuple[Any, ...], int] = {}  # a dict's pairs -> its index in _values
 
-    def add(self, shipped: Mapping[str, Any] | bytes) -> None:
-        """Store a record: a mapping, or its `report.indented` bytes (as an xdist worker ships it)."""
-        rec: Mapping[str, Any]
-        if isinstance(shipped, bytes):
-            data, rec = shipped, decode(shipped)
+    def add(self, shipped: Mapping[str, Any] | bytes | Shipment) -> None:
+        """Store a record: a mapping, its `report.indented` bytes, or a `shipped` pair."""
+        if isinstance(shipped, tuple):
+            data, fields = shipped
+            if isinstance(fields, bytes):  # from an xdist worker (`over_the_wire`)
+                fields = decode(fields)
+        elif isinstance(shipped, bytes):
+            data, fields = shipped, kept(decode(shipped))
         else:
             # encode first: a record that cannot be encoded fails here, not at the end
-            data, rec = indented(shipped), shipped
-        path = rec["path"]
+            data, fields = indented(shipped), kept(shipped)
+        (path, arm, group, status, reason, counts, tools, agent,
+         answered, errored, concurrent, totals, brief, digest) = fields  # fmt: skip
         # The whole row before any of it is stored: a field that does not fit fails here, rows intact.
-        numbers = array("q", [rec[name] for name in _NUMBERS])
-        refs = array("I", [self._ref(rec[name]) for name in _VALUES[:4]])
-        refs.append(self._shared(rec["counts"]))
-        refs.append(self._shared(rec.get("tools") or {}))
-        refs.append(self._ref(rec.get("agent", "")))  # the arm's agents (a report of schema 1 has none)
-        totals = run_totals(rec)
+        numbers = array("q", [answered, errored, concurrent])
+        refs = array("I", [self._ref(arm), self._ref(group), self._ref(status), self._ref(reason)])
+        refs.append(self._shared(counts))
+        refs.append(self._shared(tools))
+        refs.append(self._ref(agent))
+        totals = tuple(totals)
         packed = pack_totals(totals)
-        figures = array("d", [*(packed or (0.0,) * _TOTALS), *pack_brief(brief_of(rec))])
+        figures = array("d", [*(packed or (0.0,) * _TOTALS), *pack_brief(brief)])
         place = array("q", [self._end, len(data)])
-        digest = rec.get("digest")
         packed_digest = (
             bytes.fromhex(digest) if isinstance(digest, str) and len(digest) == 2 * _DIGEST else None
         )

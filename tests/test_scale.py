@@ -48,7 +48,7 @@ from pytest_explore_suff.report import (
     shares,
 )
 from pytest_explore_suff.sources import HEAD_BUFFER, SMALL_FILE, _open_plain, open_head, open_path
-from pytest_explore_suff.store import RecordStore
+from pytest_explore_suff.store import RecordStore, over_the_wire
 from pytest_explore_suff.store import shipped as ship
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck))
@@ -959,15 +959,21 @@ _HUGE_RUNS = {
 @given(_stored_records())
 @example([_HUGE_RUNS])
 def test_a_record_shipped_encoded_is_stored_as_the_record_itself(recs):
-    # An xdist worker ships each record as the bytes the report holds (execnet's serializer is
-    # plain Python): the store keeps them as they came, and what it reads of them is the same
-    # (a record JSON cannot hold, with an infinite figure, goes as it is).
-    with RecordStore() as plain, RecordStore() as shipped:
+    # An item ships its record as the bytes the report holds and what the store keeps of it;
+    # an xdist worker sends the latter as JSON too (execnet's serializer is plain Python). The
+    # store keeps the bytes as they came, and what it reads of them is the same as of the
+    # record itself (a record JSON cannot hold, with an infinite figure, goes as it is).
+    with RecordStore() as plain, RecordStore() as shipped, RecordStore() as wired:
         for rec in recs:
             plain.add(rec)
             shipped.add(ship(rec))
-        assert [s.path for s in shipped.records()] == [s.path for s in plain.records()]
-        for a, b in zip(plain.records(), shipped.records(), strict=True):
-            assert b.raw() == a.raw()
-            assert brief_of(b) == brief_of(a) and repr(run_totals(b)) == repr(run_totals(a))
-            assert (b.counts, b.tools, b.answered, b.digest, b.agent) == (a.counts, a.tools, a.answered, a.digest, a.agent)
+            wired.add(over_the_wire(ship(rec)))
+        for other in (shipped, wired):
+            assert [s.path for s in other.records()] == [s.path for s in plain.records()]
+            for a, b in zip(plain.records(), other.records(), strict=True):
+                assert b.raw() == a.raw()
+                assert repr(brief_of(b)) == repr(brief_of(a)) and repr(run_totals(b)) == repr(run_totals(a))
+                assert (b.counts, b.tools, b.answered, b.digest, b.agent) == (a.counts, a.tools, a.answered, a.digest, a.agent)
+                assert (b.arm, b.group, b.status, b.reason, b.errored, b.concurrent) == (
+                    a.arm, a.group, a.status, a.reason, a.errored, a.concurrent
+                )  # fmt: skip
