@@ -29,6 +29,7 @@ from .sources import (
     Opener,
     archive_source,
     is_archive,
+    is_sidecar_name,
     is_transcript_name,
     logical_name,
     open_head,
@@ -194,11 +195,18 @@ def shown(rel: str) -> str:
     return rel
 
 
-def _walk(root: str, ignored: list[dict[str, str]], keep: Callable[[str], bool] | None = None) -> list[str]:
+def _walk(
+    root: str,
+    ignored: list[dict[str, str]],
+    keep: Callable[[str], bool] | None = None,
+    others: list[str] | None = None,
+) -> list[str]:
     """Every ``*.jsonl`` and ``*.json`` (not ``*.meta.json``) regular file under root, and
     every file ``keep`` says yes to (a reader's database), relative, sorted. Symlinks are
     followed only while they stay inside the campaign, and only to a file not collected
-    already (no transcript counted twice); directory symlinks never (no loops)."""
+    already (no transcript counted twice); directory symlinks never (no loops).
+    ``others``: gets every other file, and every folder the walk does not enter
+    (`SKIP_DIRS`), for `_list_unread`."""
     real_root = os.path.realpath(root)
     found: list[str] = []
     links: list[tuple[str, str]] = []  # (rel, resolved target) of symlinked files
@@ -217,6 +225,8 @@ def _walk(root: str, ignored: list[dict[str, str]], keep: Callable[[str], bool] 
                 if entry.is_dir(follow_symlinks=False):
                     if entry.name not in SKIP_DIRS:
                         stack.append(rel)
+                    elif others is not None:
+                        others.append(rel + "/")
                     continue
                 if entry.is_symlink() and entry.is_dir():  # whatever its name: never walked, so say so
                     inside = os.path.commonpath([real_root, os.path.realpath(entry.path)]) == real_root
@@ -226,6 +236,8 @@ def _walk(root: str, ignored: list[dict[str, str]], keep: Callable[[str], bool] 
                 if not is_transcript_name(entry.name) and not (keep is not None and keep(rel)):
                     if entry.name.endswith(".txt") and rel_dir.rpartition("/")[2] == CURSOR_DIR:
                         ignored.append({"path": shown(rel), "reason": CURSOR_REASON})
+                    elif others is not None:
+                        others.append(rel)
                     continue
                 if (printable := shown(rel)) != rel:
                     ignored.append({"path": printable, "reason": "file name is not valid UTF-8, not read"})
@@ -258,6 +270,71 @@ def _walk(root: str, ignored: list[dict[str, str]], keep: Callable[[str], bool] 
                 found.append(rel)
     found.sort()
     return found
+
+
+#: The files SQLite keeps beside a database it reads, by suffix.
+_SQLITE_SIDECARS = {"-wal": "write-ahead log", "-shm": "shared-memory index", "-journal": "rollback journal"}
+
+
+def _list_unread(campaign: Campaign, others: list[str]) -> None:
+    """List under ``ignored`` what discovery did not read because no reader reads its kind
+    of file (``others``: `_walk`'s, or an archive's), so that the report accounts for
+    every file of the campaign: a ``conftest.py`` (never imported), notes, a stray
+    subagent sidecar, a database's SQLite files, a folder the walk does not enter.
+
+    A folder with no transcript anywhere under it is one entry, its files counted: a
+    repository copied into the campaign is thousands of files. A sidecar read with its
+    transcript (a subagent's ``.meta.json``) is in that transcript's files already.
+    """
+    ignored = campaign.ignored
+    used: set[str] = set()
+    holding: set[str] = set()  # the folders with a transcript somewhere under them
+    databases: set[str] = set()
+    for t in campaign.transcripts:
+        used.update(t.rel_files)
+        if t.session:
+            databases.add(t.rel_files[0])
+        for rel in t.rel_files:
+            folder = rel.rpartition("/")[0]
+            while folder and folder not in holding:
+                holding.add(folder)
+                folder = folder.rpartition("/")[0]
+    folders: dict[str, list[str]] = {}
+    for rel in sorted(others):
+        if rel in used:
+            continue
+        if rel.endswith("/"):
+            reason = "a folder the walk does not enter (version control, dependencies, caches), not read"
+            ignored.append({"path": shown(rel.rstrip("/")), "reason": reason})
+            continue
+        base, dash, suffix = rel.rpartition("-")
+        if dash and base in databases and (part := _SQLITE_SIDECARS.get(dash + suffix)):
+            reason = f"the {part} of the SQLite database {shown(base)}, read with it; not a transcript"
+            ignored.append({"path": shown(rel), "reason": reason})
+            continue
+        parts = rel.split("/")
+        # the outermost folder above it with no transcript under it, if any
+        top = next((f for i in range(1, len(parts)) if (f := "/".join(parts[:i])) not in holding), None)
+        if top is not None:
+            folders.setdefault(top, []).append(rel)
+            continue
+        ignored.append({"path": shown(rel), "reason": _unread_reason(parts[-1])})
+    for top, files in folders.items():
+        if len(files) == 1:  # a folder for one file: the file itself says more
+            ignored.append({"path": shown(files[0]), "reason": _unread_reason(files[0].rpartition("/")[2])})
+        else:
+            reason = f"a folder with no transcript in it ({len(files)} files no reader reads), not read"
+            ignored.append({"path": shown(top), "reason": reason})
+
+
+def _unread_reason(name: str) -> str:
+    if is_sidecar_name(name):
+        return "a subagent's sidecar with no subagent transcript beside it, not read"
+    if name.endswith(".py"):
+        return "not a transcript (a Python file: never imported nor read)"
+    suffix = name.rpartition(".")[2] if "." in name.lstrip(".") else ""
+    kind = f"*.{suffix} files" if suffix else "files named like this"
+    return f"not a transcript (no reader reads {kind}), not read"
 
 
 @functools.lru_cache(maxsize=1 << 12)
@@ -302,12 +379,14 @@ def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers
         archive = root
         source = archive_source(root)
         ignored.extend(source.ignored)
+        others: list[str] = source.others
         listed = list(source.files)  # archive order: reading in it never seeks back
         open_file: Opener = source.head
         has_sidecar: Callable[[str], bool] = source.sidecars.__contains__
     else:
         keep = (lambda rel: known.container(rel) is not None) if known.containers else None
-        listed = _walk(root, ignored, keep)
+        others = []
+        listed = _walk(root, ignored, keep, others)
         open_file = open_path
 
         def has_sidecar(rel: str) -> bool:
@@ -473,6 +552,8 @@ def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers
         )  # fmt: skip
     if units:
         campaign.transcripts.extend(units)
+    if others:
+        _list_unread(campaign, others)
         if archive is None:  # path order, the order the files' transcripts were made in
             campaign.transcripts.sort(key=lambda t: logical_name(t.path))
     if archive is not None:  # items in archive order: a .tar.gz is then read front to back

@@ -350,7 +350,7 @@ FIELDS: tuple[Field, ...] = (
     Field(f"{_T}.occupancy_reason", "string", "why `occupancy` is null; empty otherwise"),
     Field(f"{_T}.tokens_processed", "integer|null", "the `result` events' usage summed; null when none "
           "says"),
-    Field("ignored", "array", "files of the campaign that are not transcripts, or were not followed"),
-    Field("ignored[].path", "string", "the file, relative to the campaign"),
+    Field("ignored", "array", "every file of the campaign that is not a transcript's, or was not followed"),
+    Field("ignored[].path", "string", "the file (or a folder of such files), relative to the campaign"),
     Field("ignored[].reason", "string", "why"),
 )

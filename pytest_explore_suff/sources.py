@@ -274,6 +274,8 @@ class ArchiveSource:
         self.path = path
         self.ignored: list[dict[str, str]] = []
         self.files: list[str] = []  # relative names, in archive order
+        #: members no reader reads (names), and folders under `SKIP_DIRS` (ending "/")
+        self.others: list[str] = []
         self.sidecars: set[str] = set()  # relative names of the subagents' .meta.json(.gz) files
         #: relative names of the SQLite databases in it (an agent's: listed, never read in place)
         self.databases: list[str] = []
@@ -358,18 +360,23 @@ class ArchiveSource:
         """
         safe: list[tuple[str, str]] = []  # (clean name, member name)
         databases: list[str] = []
+        others: list[str] = []
         for name, regular in entries:
             clean = posixpath.normpath(name.replace("\\", "/"))
             if name.startswith(("/", "\\")) or clean == ".." or clean.startswith("../") or ":" in name[:3]:
                 self.ignored.append({"path": name, "reason": "escapes the archive root, not read"})
                 continue
-            if not (is_transcript_name(clean) or is_sidecar_name(clean)):
-                database = clean.lower().endswith(DATABASE_SUFFIXES)
-                if database and regular and SKIP_DIRS.isdisjoint(clean.split("/")):
-                    databases.append(clean)
+            folders = clean.split("/")[:-1]
+            if not SKIP_DIRS.isdisjoint(folders):  # as a folder's walk never enters them
+                skipped = next(i for i, part in enumerate(folders) if part in SKIP_DIRS)
+                others.append("/".join(folders[: skipped + 1]) + "/")
                 continue
-            if not SKIP_DIRS.isdisjoint(clean.split("/")[:-1]):
-                continue  # as a folder's walk never enters them
+            if not (is_transcript_name(clean) or is_sidecar_name(clean)):
+                if clean.lower().endswith(DATABASE_SUFFIXES) and regular:
+                    databases.append(clean)
+                else:
+                    others.append(clean)
+                continue
             if not regular:
                 self.ignored.append({"path": clean, "reason": "not a regular file"})
                 continue
@@ -383,6 +390,8 @@ class ArchiveSource:
                     entry["path"] = entry["path"][len(prefix) :]
         top = f"{next(iter(tops))}/" if strip else None
         self.databases = [d[len(top) :] if top and d.startswith(top) else d for d in databases]
+        unread = {o[len(top) :] if top and o.startswith(top) else o for o in others}
+        self.others = [o for o in unread if o]  # a member that is the top folder itself: not one
         out: dict[str, str] = {}
         for clean, name in safe:
             rel = clean.split("/", 1)[1] if strip else clean

@@ -498,7 +498,11 @@ def test_an_opencode_database_is_a_campaign_of_its_sessions_read_in_place(tmp_pa
             ("proj/opencode.db/ses_a", "opencode", "opencode", "opencode", "proj", "ses_a"),
             ("proj/opencode.db/ses_b", "opencode", "opencode", "opencode", "proj", "ses_b"),
         ]
-        assert campaign.ignored == []  # nor are its -wal and -shm files anything to list
+        # its -wal and -shm files are listed as the database's (the report accounts for every file)
+        assert [(i["path"], i["reason"].split(" of the SQLite database ")[0]) for i in campaign.ignored] == [
+            ("proj/opencode.db-shm", "the shared-memory index"),
+            ("proj/opencode.db-wal", "the write-ahead log"),
+        ]
         t = campaign.transcripts[0]
         verdict, collector = judge(t.kind, t.files, session=t.session)
         after = {p.name: p.read_bytes() for p in db.parent.iterdir() if not p.name.endswith("-shm")}

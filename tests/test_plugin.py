@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import shutil
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -103,6 +104,47 @@ def test_files_that_are_not_transcripts_are_ignored_and_listed(pytester, campaig
         "explore-new.jsonl",
         "express/t-new/fixtures/rows.jsonl",
     ]
+
+
+def accounted(doc: dict, path: str) -> bool:
+    """Whether the report accounts for ``path``: a transcript's file, ignored, or in an ignored folder."""
+    if any(path in r["files"] for r in doc["transcripts"]):
+        return True
+    return any(path == i["path"] or path.startswith(i["path"] + "/") for i in doc["ignored"])
+
+
+@pytest.mark.parametrize("archive", [False, True], ids=["folder", "tar.gz"])
+@pytest.mark.parametrize("dist", [[], ["-n", "2"]], ids=["n0", "n2"])
+def test_the_report_accounts_for_every_file_of_the_campaign(pytester, campaign, archive, dist):
+    (campaign / "conftest.py").write_text("raise SystemExit('imported')\n")
+    (campaign / "notes.txt").write_text("arm b was rerun\n")
+    (campaign / "express" / "run1" / "stderr").write_text("")
+    repo = campaign / "express" / "t-new"  # a copy of the target repository: one entry
+    for name in ("lib/a.js", "lib/b.js", "package.json", ".git/HEAD"):
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text("x\n")
+    (campaign / ".git").mkdir()
+    (campaign / ".git" / "config").write_text("")
+    files = sorted(p.relative_to(campaign).as_posix() for p in campaign.rglob("*") if p.is_file())
+    target = campaign
+    if archive:
+        target = pytester.path / "camp.tar.gz"
+        with tarfile.open(target, "w:gz") as t:
+            t.add(campaign, arcname="camp")
+    result = pytester.runpytest(f"--explore-suff={target}", *dist)
+    result.assert_outcomes(passed=5)
+    doc = report(pytester)
+    assert [f for f in files if not accounted(doc, f)] == []
+    reasons = {i["path"]: i["reason"] for i in doc["ignored"]}
+    assert reasons["conftest.py"] == "not a transcript (a Python file: never imported nor read)"
+    assert reasons["notes.txt"] == "not a transcript (no reader reads *.txt files), not read"
+    no_suffix = "not a transcript (no reader reads files named like this), not read"
+    assert reasons["express/run1/stderr"] == no_suffix
+    # its package.json is sniffed (a .json could be a transcript) and listed alone
+    assert reasons["express/t-new"] == "a folder with no transcript in it (2 files no reader reads), not read"
+    assert reasons["express/t-new/package.json"].startswith("not a transcript (a JSON document")
+    assert "does not enter" in reasons[".git"] and "does not enter" in reasons["express/t-new/.git"]
+    result.stdout.fnmatch_lines([f"ignored: {len(reasons)} file(s) that are not transcripts*"])
 
 
 @pytest.mark.parametrize("content", [b"", b"not json at all\n", b"\x00\x01\x02\xff\xfe"])

@@ -511,9 +511,8 @@ def test_every_file_of_a_real_shaped_project_folder_is_in_the_report(pytester):
     pytester.runpytest(f"--explore-suff={project}")
     doc = report(pytester)
     reported = listed(doc)
-    files = (*project.rglob("*.jsonl"), *project.rglob("*.json"))
-    on_disk = {p.relative_to(project).as_posix() for p in files}
-    assert reported == on_disk  # the subagents' .meta.json sidecars included
+    on_disk = {p.relative_to(project).as_posix() for p in project.rglob("*") if p.is_file()}
+    assert reported == on_disk  # the subagents' .meta.json sidecars included, and what is not JSON
     [session] = [r for r in doc["transcripts"] if r["path"] == f"{SID}.jsonl"]
     assert session["files"] == [
         f"{SID}.jsonl",
