@@ -26,16 +26,25 @@ class Controller:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
+        self._wire: Any = None  # the discovery as every worker gets it: made once
+        self._starting = 0  # workers handed it and not ready yet
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_configure_node(self, node: Any) -> None:
         # xdist: hand every worker the one discovery instead of letting each walk the campaign.
-        node.workerinput[CAMPAIGN_KEY] = to_wire(self.config.stash[campaign_key])
+        if self._wire is None:
+            self._wire = to_wire(self.config.stash[campaign_key])
+        node.workerinput[CAMPAIGN_KEY] = self._wire
+        self._starting += 1
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodeready(self, node: Any) -> None:
-        # The worker has its campaign list: the controller's copy of it can go.
-        node.workerinput.pop(CAMPAIGN_KEY, None)
+        # The worker has its campaign list: the controller's copy of it can go (made again
+        # for a worker xdist restarts).
+        if node.workerinput.pop(CAMPAIGN_KEY, None) is not None:
+            self._starting -= 1
+            if self._starting <= 0:
+                self._wire = None
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:

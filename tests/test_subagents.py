@@ -10,6 +10,7 @@ couple through pytester with and without ``-n 2``.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import zipfile
 from pathlib import Path
@@ -30,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_explore_suff import Collector, Transcript, TranscriptError, Verdict, discover, judge
-from pytest_explore_suff.campaign import from_wire, to_wire
+from pytest_explore_suff.campaign import Campaign, from_wire, to_wire
 from pytest_explore_suff.metrics import measure
 
 PARENT = "019a0000-0000-7000-8000-00000000000a"
@@ -290,7 +291,14 @@ def test_grouped_codex_transcripts_survive_the_wire_and_archives(tmp_path):
     parent, _, _ = codex_parent()
     write_codex(tmp_path / "c", parent, codex_child())
     campaign = discover(str(tmp_path / "c"))
-    assert from_wire(json.loads(json.dumps(to_wire(campaign)))).transcripts == campaign.transcripts
+    wired = to_wire(campaign)
+    assert isinstance(wired, bytes)  # JSON: execnet's serializer is plain Python
+    assert from_wire(wired).transcripts == campaign.transcripts
+    # A path UTF-8 cannot hold (a surrogate: bytes no codec decoded) goes as plain data.
+    odd = Campaign("/tmp/\udcff", [dataclasses.replace(t, root="/tmp/\udcff") for t in campaign.transcripts])
+    plain = to_wire(odd)
+    assert isinstance(plain, dict)
+    assert from_wire(json.loads(json.dumps(plain))) == odd  # lists on the wire: tuples again
     archive = tmp_path / "c.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         for f in sorted((tmp_path / "c").rglob("*.jsonl"), reverse=True):  # children first
