@@ -11,8 +11,8 @@ from .buckets import KEYS
 from .gates import Gate, Outcome
 from .report import (
     READABLE_SCHEMAS,
+    AllocationColumns,
     Columns,
-    allocation_rows,
     arm_columns,
     brief_of,
     clusters,
@@ -82,15 +82,16 @@ def compare_metric_columns(ca: Columns, cb: Columns, a: str, b: str) -> dict[str
         # One pass, each brief unpacked once: the retrieval residuals by group, the base
         # prompts (the median skips the transcripts without one), the allocation.
         by_group: dict[str, list[float]] = {}
-        bases, heads = [], []
+        bases: list[Any] = []
+        allocation = AllocationColumns()
         for rec in c.recs:
             brief = brief_of(rec)
             if brief[9] is not None:
                 by_group.setdefault(rec["group"], []).append(brief[9])
             bases.append(brief[6])
             if brief[0] is not None:
-                heads.append(brief[:5])
-        return by_group, bases, allocation_rows(heads)
+                allocation.add(brief)
+        return by_group, bases, allocation.summary()
 
     (by_a, bases_a, sa), (by_b, bases_b, sb) = read(ca), read(cb)
     groups: list[dict[str, Any]] = []

@@ -6,7 +6,8 @@ import contextlib
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from array import array
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import orjson
@@ -127,10 +128,10 @@ def _is_mapping(value: Any) -> bool:
     return type(value) is dict or (value is not None and isinstance(value, Mapping))
 
 
-def _spread(values: list[float]) -> dict[str, float | None]:
+def _spread(values: Sequence[float]) -> dict[str, float | None]:
     """Median [min-max]."""
-    return {"median": stats.median(values), "min": min(values) if values else None,
-            "max": max(values) if values else None}  # fmt: skip
+    return {"median": stats.median(values), "min": min(values) if len(values) else None,
+            "max": max(values) if len(values) else None}  # fmt: skip
 
 
 def allocation_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -146,7 +147,7 @@ def occupancy_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | Non
 _ZERO = 0.0
 
 
-def _shares(final: list[Any], retrieval: list[Any]) -> list[float]:
+def _shares(final: Sequence[Any], retrieval: Sequence[Any]) -> list[float]:
     """Each run's retrieval residual over its final context (a run with a context). Most
     runs have no residual: their share is the one 0.0, not a float object each (these
     lists are as long as the campaign, at the end of the session, where memory peaks)."""
@@ -155,66 +156,117 @@ def _shares(final: list[Any], retrieval: list[Any]) -> list[float]:
     ]
 
 
+class _Column:
+    """One figure over the records, as the end of the session can hold it (it is where a
+    run's memory peaks): 8 bytes a value while every value is of the first one's kind, an
+    int of 64 bits or a float, no object each; from the first that is not (the other kind,
+    None), the values as they are. Summed, sorted and zipped, it gives what the list of
+    the same values gives: each value comes back as the same int or float."""
+
+    __slots__ = ("values",)
+
+    def __init__(self) -> None:
+        self.values: Any = []
+
+    def add(self, value: Any) -> None:
+        values = self.values
+        kind = type(value)  # an exact int or float: a bool is not kept as one
+        if type(values) is array:
+            if kind is (int if values.typecode == "q" else float):
+                try:
+                    values.append(value)
+                    return
+                except OverflowError:
+                    pass
+            self.values = values = list(values)
+        elif not values and (kind is int or kind is float):  # the first value: a column of its kind
+            try:
+                self.values = array("q" if kind is int else "d", (value,))
+                return
+            except OverflowError:
+                pass
+        values.append(value)
+
+
+class AllocationColumns:
+    """What `allocation_rows` reads of the briefs with an allocation figure, as columns."""
+
+    __slots__ = ("calls", "envelope", "no_answer", "used", "used_path")
+
+    def __init__(self) -> None:
+        self.envelope, self.used, self.used_path, self.calls = _Column(), _Column(), _Column(), _Column()
+        self.no_answer = 0
+
+    def add(self, brief: Brief) -> None:
+        self.envelope.add(brief[0])
+        self.used.add(brief[1])
+        self.used_path.add(brief[2])
+        self.calls.add(brief[3])
+        if not brief[4]:
+            self.no_answer += 1
+
+    def summary(self) -> dict[str, Any] | None:
+        envelopes, used = self.envelope.values, self.used.values
+        if not len(envelopes):
+            return None
+        envelope = sum(envelopes)
+        used_path = sum(self.used_path.values)
+        return {
+            "transcripts": len(envelopes),
+            "calls": sum(self.calls.values),
+            "envelope": envelope,
+            "used": sum(used),
+            "used_path": used_path,
+            "efficiency": stats.ratio_of(used, envelopes).to_dict(),
+            "efficiency_path": used_path / envelope if envelope else 0.0,
+            "per_run": _spread([u / e if e else 0.0 for u, e in zip(used, envelopes, strict=True)]),
+            "no_answer": self.no_answer,
+        }
+
+
 def metric_summaries(
     recs: Iterable[Mapping[str, Any]],
 ) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """(`allocation_summary`, `occupancy_summary`) of the records, each brief unpacked once."""
-    heads: list[Brief] = []
-    # Occupancy's figures as columns, not a tuple a record: the end of the session is where a
-    # run's memory peaks, and these lists are as long as the campaign.
-    final: list[Any] = []
-    base: list[Any] = []
-    tool: list[Any] = []
-    file_access: list[Any] = []
-    retrieval: list[Any] = []
+    """(`allocation_summary`, `occupancy_summary`) of the records, each brief unpacked once,
+    its figures kept as columns (`_Column`)."""
+    allocation = AllocationColumns()
+    final, base, tool, file_access, retrieval = _Column(), _Column(), _Column(), _Column(), _Column()
     estimated = 0
     for b in map(brief_of, recs):
         if b[0] is not None:
-            heads.append(b[:5])
+            allocation.add(b)
         if b[5] is not None:
-            final.append(b[5])
-            base.append(b[6])
-            tool.append(b[7])
-            file_access.append(b[8])
-            retrieval.append(b[9])
+            final.add(b[5])
+            base.add(b[6])
+            tool.add(b[7])
+            file_access.add(b[8])
+            retrieval.add(b[9])
             if b[10]:
                 estimated += 1
     occupancy = None
-    if final:
+    if len(final.values):
         occupancy = {
-            "transcripts": len(final),
-            "ctx_final": _spread(final),
-            "residual_tool": _spread(tool),
-            "residual_file_access": _spread(file_access),
-            "residual_retrieval": _spread(retrieval),
-            "share": _spread(_shares(final, retrieval)),
-            "ctx_base": stats.median(base),
+            "transcripts": len(final.values),
+            "ctx_final": _spread(final.values),
+            "residual_tool": _spread(tool.values),
+            "residual_file_access": _spread(file_access.values),
+            "residual_retrieval": _spread(retrieval.values),
+            "share": _spread(_shares(final.values, retrieval.values)),
+            "ctx_base": stats.median(base.values),
             # M10: figures estimated from the window at the end (Copilot) are not measured
             # ones; the arm tables mark an arm whose figures include them.
             "estimated": estimated,
         }
-    return allocation_rows(heads), occupancy
+    return allocation.summary(), occupancy
 
 
-def allocation_rows(rows: list[Brief]) -> dict[str, Any] | None:
+def allocation_rows(rows: Iterable[Brief]) -> dict[str, Any] | None:
     """`allocation_summary` of the rows it reads: the head (``brief[:5]``) of each brief with an
     allocation figure."""
-    if not rows:
-        return None
-    envelope = sum(r[0] for r in rows)
-    used = sum(r[1] for r in rows)
-    used_path = sum(r[2] for r in rows)
-    return {
-        "transcripts": len(rows),
-        "calls": sum(r[3] for r in rows),
-        "envelope": envelope,
-        "used": used,
-        "used_path": used_path,
-        "efficiency": stats.ratio((r[1], r[0]) for r in rows).to_dict(),
-        "efficiency_path": used_path / envelope if envelope else 0.0,
-        "per_run": _spread([r[1] / r[0] if r[0] else 0.0 for r in rows]),
-        "no_answer": sum(1 for r in rows if not r[4]),
-    }
+    allocation = AllocationColumns()
+    for row in rows:
+        allocation.add(row)
+    return allocation.summary()
 
 
 def shares(counts: dict[str, int], answered: int) -> dict[str, float]:
@@ -373,22 +425,19 @@ def figures(recs: list[Mapping[str, Any]]) -> dict[str, float | None]:
     }
     # A column per figure, filled record by record: zip(*map(run_totals, recs)) would hold
     # every record's totals as a tuple at once (the end of the session is where memory peaks).
-    turns: list[Any] = []
-    duration: list[Any] = []
-    cost: list[Any] = []
-    tokens: list[Any] = []
+    turns, duration, cost, tokens = _Column(), _Column(), _Column(), _Column()
     for t in map(run_totals, recs):
-        turns.append(t[0])
-        duration.append(t[1])
-        cost.append(t[2])
-        tokens.append(t[3])
-    out["turns"] = stats.median(turns)
-    out["duration_ms"] = stats.median(duration)
-    out["cost_usd"] = stats.median(cost)
+        turns.add(t[0])
+        duration.add(t[1])
+        cost.add(t[2])
+        tokens.add(t[3])
+    out["turns"] = stats.median(turns.values)
+    out["duration_ms"] = stats.median(duration.values)
+    out["cost_usd"] = stats.median(cost.values)
     # Only Codex and Gemini logs record a session's tokens (a run's "tokens"):
     # the figure is there when some transcript of the arm has them.
-    if any(t is not None for t in tokens):
-        out["tokens"] = stats.median(tokens)
+    if any(t is not None for t in tokens.values):
+        out["tokens"] = stats.median(tokens.values)
     return out
 
 

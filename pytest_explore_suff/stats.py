@@ -19,6 +19,7 @@ Everything here is deterministic: the same counts give the same bytes.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeGuard
@@ -145,15 +146,18 @@ def paired_difference(
 
 def median(values: Iterable[float | int | None]) -> float | None:
     """The median of the numbers among ``values`` (None and bools are not numbers)."""
-    values = values if isinstance(values, list) else list(values)
     xs: list[float | int]
-    if set(map(type, values)) <= _EXACT:  # the usual column: all numbers, none to drop
-        # Sorted as they are, the middle ones made floats after: float() keeps the order, and
-        # a column of tens of thousands of ints is not copied as as many new float objects
-        # (the end of the session is where a run's memory peaks).
-        xs = sorted(values)  # type: ignore[arg-type]
+    if type(values) is array:  # numbers of one kind (`report._Column`): no list copied first
+        xs = sorted(values)
     else:
-        xs = sorted([float(v) for v in values if is_number(v)])
+        values = values if isinstance(values, list) else list(values)
+        if set(map(type, values)) <= _EXACT:  # the usual column: all numbers, none to drop
+            # Sorted as they are, the middle ones made floats after: float() keeps the order, and
+            # a column of tens of thousands of ints is not copied as as many new float objects
+            # (the end of the session is where a run's memory peaks).
+            xs = sorted(values)  # type: ignore[arg-type]
+        else:
+            xs = sorted([float(v) for v in values if is_number(v)])
     if not xs:
         return None
     mid = len(xs) // 2
@@ -182,13 +186,20 @@ def ratio(pairs: Iterable[tuple[float, float]]) -> Ratio:
     interval clipped to [0, 1]. Characters are not independent trials, so no
     binomial interval applies; with fewer than two clusters the interval is [0, 1]."""
     data = [(u, e) for u, e in pairs if e > 0]
-    total = sum(e for _, e in data)
+    return ratio_of([u for u, _ in data], [e for _, e in data])
+
+
+def ratio_of(used: Sequence[float], envelope: Sequence[float]) -> Ratio:
+    """`ratio` of the pairs ``zip(used, envelope)``, read in place: no pair is made (over
+    a campaign's transcripts, at the end of the session, where a run's memory peaks)."""
+    total = sum(e for e in envelope if e > 0)
     if not total:
         return Ratio(0.0, 0.0, 1.0, 0.0, 0, "none")
-    p = sum(u for u, _ in data) / total
-    n = len(data)
+    p = sum(u for u, e in zip(used, envelope, strict=True) if e > 0) / total
+    n = sum(1 for e in envelope if e > 0)
     if n < 2:
         return Ratio(p, 0.0, 1.0, 0.25, n, "none")
-    var = n / (n - 1) * sum((u - p * e) ** 2 for u, e in data) / (total * total)
+    spread = sum((u - p * e) ** 2 for u, e in zip(used, envelope, strict=True) if e > 0)
+    var = n / (n - 1) * spread / (total * total)
     half = Z95 * math.sqrt(var)
     return Ratio(p, max(0.0, p - half), min(1.0, p + half), var, n, "cluster-normal")

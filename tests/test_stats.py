@@ -114,3 +114,32 @@ def test_the_median_of_an_all_number_column_is_the_median_of_its_numbers(values)
     got = stats.median(values)
     assert repr(got) == repr(expected)
     assert repr(stats.median(iter(values))) == repr(expected)
+
+
+_FIGURE = st.one_of(
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=False),
+    st.none(),
+    st.booleans(),
+)
+
+
+@given(st.lists(_FIGURE, max_size=40))
+def test_a_compact_column_gives_back_each_value_as_it_came(values):
+    # report._Column holds a column of the report's figures in 8 bytes a value while it can
+    # (the end of the session is where memory peaks); what it gives back must be the list's
+    # values with their types (an int stays an int, a float a float, True is not 1).
+    from pytest_explore_suff.report import _Column
+
+    column = _Column()
+    for v in values:
+        column.add(v)
+    back = list(column.values)
+    assert [(type(v), repr(v)) for v in back] == [(type(v), repr(v)) for v in values]
+    assert repr(stats.median(column.values)) == repr(stats.median(values))
+
+
+@given(st.lists(st.tuples(st.integers(0, 10**9), st.integers(-5, 10**9)), max_size=40))
+def test_a_ratio_read_from_two_columns_is_the_ratio_of_the_pairs(pairs):
+    used, envelope = [u for u, _ in pairs], [e for _, e in pairs]
+    assert repr(stats.ratio_of(used, envelope)) == repr(stats.ratio(pairs))
