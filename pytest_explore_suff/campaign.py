@@ -277,6 +277,7 @@ def _walk(
 
 #: The files SQLite keeps beside a database it reads, by suffix.
 _SQLITE_SIDECARS = {"-wal": "write-ahead log", "-shm": "shared-memory index", "-journal": "rollback journal"}
+_SIDECAR_ENDS = tuple(_SQLITE_SIDECARS)
 
 
 def _list_unread(campaign: Campaign, others: list[str]) -> None:
@@ -293,15 +294,18 @@ def _list_unread(campaign: Campaign, others: list[str]) -> None:
     used: set[str] = set()
     holding: set[str] = set()  # the folders with a transcript somewhere under them
     databases: set[str] = set()
-    for t in campaign.transcripts:
-        used.update(t.rel_files)
-        if t.session:
-            databases.add(t.rel_files[0])
-        for rel in t.rel_files:
-            folder = rel.rpartition("/")[0]
-            while folder and folder not in holding:
-                holding.add(folder)
-                folder = folder.rpartition("/")[0]
+    # A pass over the transcripts only when an unread file needs it (a stray file or two at
+    # the campaign's root, the usual case, does not).
+    if any("/" in rel.rstrip("/") or is_sidecar_name(rel) or rel.endswith(_SIDECAR_ENDS) for rel in others):
+        for t in campaign.transcripts:
+            used.update(t.rel_files)
+            if t.session:
+                databases.add(t.rel_files[0])
+            for rel in t.rel_files:
+                folder = rel.rpartition("/")[0]
+                while folder and folder not in holding:
+                    holding.add(folder)
+                    folder = folder.rpartition("/")[0]
     folders: dict[str, list[str]] = {}
     for rel in sorted(others):
         if rel in used:
