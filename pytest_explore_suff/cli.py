@@ -61,7 +61,7 @@ def _add(parser: argparse.ArgumentParser, option: Option) -> None:
     if option.action == "store_true":
         kwargs["default"] = None
     parser.add_argument(
-        option.flag, dest=option.dest or option.ini, help=option.help.replace("%%", "%"), **kwargs
+        option.flag, dest=option.dest or option.ini, help=option.help, **kwargs  # argparse reads %% as %
     )
 
 
@@ -201,13 +201,16 @@ def _finish(report: Report, settings: Any, out: str | None) -> int:
     """Trend, save, write, print: what the plugin does at the end of a session."""
     from .session import apply_trend
 
-    if settings.save:
+    # Saved only when asked: a saved run read back (``compare last 3``) keeps its number in
+    # what is printed and written with -o, and its file is left as it was.
+    saving = bool(settings.save)
+    if saving:
         report.run = history.run_info(settings.save_name, os.getcwd(), history.next_number(settings.storage))
     if settings.trend is not None or settings.trend_fail:
         apply_trend(report, settings.storage, settings.trend, settings.trend_fail)
     if out:
         write_chunks_atomic(out, report.json_chunks())
-    if report.run is not None:
+    if saving and report.run is not None:
         write_chunks_atomic(
             os.path.join(settings.storage, history.file_name(report.run)), report.json_chunks()
         )
@@ -218,7 +221,7 @@ def _finish(report: Report, settings: Any, out: str | None) -> int:
     status = _print_report(report, settings)
     if out:
         print(f"JSON report: {out}")
-    if report.run is not None:
+    if saving and report.run is not None:
         print(f"saved as run {report.run['number']} in {settings.storage}")
     return status
 

@@ -3,6 +3,7 @@ summary, and the ``explore-suff`` command over saved reports."""
 
 from __future__ import annotations
 
+import argparse
 import gzip
 import json
 import os
@@ -78,6 +79,18 @@ def test_saved_runs_are_numbered_in_run_order_with_name_commit_and_time(pytester
     # the saved run is the run's JSON report, written once (on the controller only)
     assert files[1].read_bytes() == (pytester.path / "explore-suff.json").read_bytes()
     first.stdout.fnmatch_lines(["saved as run 1 in *.explore-suff"])
+
+
+def test_comparing_saved_runs_leaves_their_files_as_they_were(pytester, campaign):
+    run_in(pytester, campaign, "--explore-suff-save").assert_outcomes(passed=5)
+    run_in(pytester, campaign, "--explore-suff-save").assert_outcomes(passed=5)
+    before = {f.name: f.read_bytes() for f in saved(pytester)}
+    compared = command(pytester.path, "compare", "1", "2", "-o", "compared.json")
+    assert compared.returncode == 0, compared.stderr
+    assert "saved as run" not in compared.stdout
+    assert {f.name: f.read_bytes() for f in saved(pytester)} == before
+    doc = load(pytester.path / "compared.json")
+    assert doc["run"]["number"] == 2 and doc["baseline"] is not None  # what was compared, named
 
 
 def test_a_run_not_saved_has_no_run_section_and_stays_byte_identical(pytester, campaign):
@@ -430,6 +443,19 @@ def test_the_command_runs_as_a_module_and_without_importing_pytest_for_its_list(
     assert usage.returncode == 4 and usage.stderr.count("\n") == 1
 
 
+def test_every_command_prints_its_help(capsys):
+    # argparse %-formats help texts: "20%%" must reach it as it is ("%" alone crashed --help).
+    from pytest_explore_suff.cli import parser
+
+    top = parser()
+    commands = next(a for a in top._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert set(commands) >= {"list", "compare", "trend", "merge", "html", "markdown"}
+    for name, sub in commands.items():
+        text = sub.format_help()
+        assert text.startswith("usage: explore-suff " + name)
+    assert "95% interval" in commands["compare"].format_help()
+
+
 # -- Markdown -------------------------------------------------------------------------------------
 
 
@@ -445,6 +471,15 @@ def test_the_markdown_summary_is_appended_with_buckets_metrics_and_gates(pyteste
     assert "❌ --min-sufficient: arm 'headless-with' sufficient share 0.667 (n=3) &gt;= 0.9: FAILED" in text
     printed = command(pytester.path, "markdown", "explore-suff.json")
     assert printed.returncode == 0 and printed.stdout in text
+
+
+def test_markdown_rounds_shares_as_the_terminal_and_the_page_do():
+    # halves up (Math.round's rounding): a share of 1/8 read 12% in Markdown beside 13% elsewhere
+    from pytest_explore_suff.markdown import _interval, _pct
+    from pytest_explore_suff.terminal import percent
+
+    assert _pct(0.125) == percent(0.125) == "13%"
+    assert _interval({"lo": 0.125, "hi": 0.625}) == " [13%–63%]"
 
 
 def test_markdown_escapes_a_campaigns_names(pytester):
