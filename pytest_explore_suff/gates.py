@@ -50,7 +50,7 @@ class Outcome:
     passed: bool | None  # None: not applicable (no answered calls), which is not a pass
     on: str = "point"  # what was compared: the point estimate or the interval's bound
     bound: float | None = None  # the interval bound compared when on == "bound"
-    why: str = ""  # a metric gate that is not applicable: why (the terminal's words, not in the JSON)
+    why: str = ""  # not applicable, when not for the usual reason: why (words for the terminal, not the JSON)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,7 +79,7 @@ class Outcome:
         if g.metric in METRIC_WORDS:
             return self._describe_metric(where)
         if self.passed is None:
-            what = "has no answered explore calls"
+            what = f"has {self.why}" if self.why else "has no answered explore calls"
             if g.op == "max_drop":
                 what = (
                     "has no answered explore calls in the baseline"
@@ -122,6 +122,11 @@ class Outcome:
         return f"{g.option}: {where} {what} (n={self.n}) {op} {g.threshold:g}: {verdict}"
 
 
+def _unknown_arm(arms: dict[str, dict[str, Any]]) -> str:
+    """Why a gate on an arm with no classified transcript cannot be decided (a typo, often)."""
+    return f"no classified transcript (the arms with one: {', '.join(sorted(arms)) or 'none'})"
+
+
 def _targets(gate: Gate, arms: dict[str, dict[str, Any]]) -> list[str]:
     """The gate's arm, or every arm with answered calls (the arms that have the tool)."""
     return [gate.arm] if gate.arm is not None else [a for a, agg in arms.items() if agg["answered"] > 0]
@@ -152,7 +157,8 @@ def evaluate_metrics(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str
         for arm in targets:
             value, n, bound = _metric_value(arms.get(arm) or {}, gate.metric, on)
             if value is None:
-                outcomes.append(Outcome(gate, arm, None, 0, None, on))
+                why = "" if arm in arms else _unknown_arm(arms)
+                outcomes.append(Outcome(gate, arm, None, 0, None, on, why=why))
                 continue
             compared = bound if bound is not None else value
             ok = compared >= gate.threshold if gate.op == "min" else compared <= gate.threshold
@@ -214,7 +220,7 @@ def evaluate(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str = "poin
             agg = arms.get(arm)
             n = agg["answered"] if agg else 0
             if not n or agg is None:
-                outcomes.append(Outcome(gate, arm, None, 0, None, on))
+                outcomes.append(Outcome(gate, arm, None, 0, None, on, why="" if agg else _unknown_arm(arms)))
                 continue
             value = agg["shares"][gate.metric]
             compared, bound = value, None

@@ -426,6 +426,15 @@ def test_an_arm_without_answered_calls_is_not_applicable_not_a_pass(pytester, ca
     assert report(pytester)["gates"][0]["passed"] is None
 
 
+@pytest.mark.parametrize("gate", ["--min-sufficient=headless-wth:0.1", "--min-allocation=headless-wth:0.1"])
+def test_a_gate_on_an_arm_the_campaign_does_not_have_names_the_arms_it_has(pytester, campaign, gate):
+    result = pytester.runpytest(f"--explore-suff={campaign}", gate, "-p", "no:randomly")
+    assert result.ret == 1
+    said = " ".join(result.stdout.str().split())  # the line may wrap
+    assert "arm 'headless-wth' has no classified transcript (the arms with one: headless-with, " in said
+    assert report(pytester)["gates"][0]["passed"] is None
+
+
 def test_a_global_gate_skips_arms_that_never_explore(pytester, campaign):
     result = pytester.runpytest(f"--explore-suff={campaign}", "--min-sufficient=0.5")
     assert [g["arm"] for g in report(pytester)["gates"]] == ["headless-with"]
