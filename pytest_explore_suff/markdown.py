@@ -12,7 +12,7 @@ from typing import Any
 
 from .buckets import BUCKETS
 from .gates import outcome_of
-from .terminal import clean
+from .terminal import clean, percent
 
 RELATION_WORDS = {
     "same": "the same campaign re-judged (every transcript byte-identical): any difference is the "
@@ -30,13 +30,14 @@ def _text(value: object) -> str:
 
 
 def _pct(x: float | None) -> str:
-    return "–" if x is None else f"{x:.0%}"
+    # halves up, as the terminal and the page round (a share of 1/8 is 13% in all three)
+    return "–" if x is None else percent(x)
 
 
 def _interval(p: dict[str, Any] | None) -> str:
     if not p or p.get("lo") is None or p.get("hi") is None:
         return ""
-    return f" [{p['lo']:.0%}–{p['hi']:.0%}]"
+    return f" [{percent(p['lo'])}–{percent(p['hi'])}]"
 
 
 def _signed(x: float | None) -> str:
