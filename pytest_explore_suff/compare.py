@@ -107,7 +107,8 @@ def compare_metric_columns(ca: Columns, cb: Columns, a: str, b: str) -> dict[str
     if len(pcts) >= 2 and mean is not None:
         sd = (sum((x - mean) ** 2 for x in pcts) / (len(pcts) - 1)) ** 0.5
         half = stats.Z95 * sd / len(pcts) ** 0.5
-        interval = {"lo": mean - half, "hi": mean + half}
+        # A residual cannot fall by more than all of it: no group's change is below -100%.
+        interval = {"lo": max(-100.0, mean - half), "hi": mean + half}
     agreeing = 0 if mean is None else sum(1 for x in pcts if _direction(x) == _direction(mean))
     base_a, base_b = stats.median(bases_a), stats.median(bases_b)
     residual = {

@@ -261,3 +261,21 @@ def test_run_figures_are_medians_per_arm(pytester):
         "duration_ms": 1200.0,
         "cost_usd": 0.01,
     }
+
+
+def test_the_interval_of_a_residual_change_stays_above_minus_100_percent():
+    # Per group the residual fell by 99% and 80%: the mean's normal interval reaches below -100%,
+    # which no residual can fall by (the terminal printed "95% -102% to -85%").
+    from pytest_explore_suff.compare import compare_metric_columns
+    from pytest_explore_suff.report import Columns
+
+    def rec(group: str, retrieval: int) -> dict:
+        occupancy = {"ctx_final": 20000, "ctx_base": 18000, "residual": {"tool": retrieval},
+                     "residual_file_access": 0, "residual_retrieval": retrieval}  # fmt: skip
+        return {"group": group, "answered": 1, "counts": {}, "allocation": None, "occupancy": occupancy}
+
+    a = Columns([rec("g1", 10), rec("g2", 200)])
+    b = Columns([rec("g1", 1000), rec("g2", 1000)])
+    residual = compare_metric_columns(a, b, "a", "b")["residual"]
+    assert [round(g["pct"]) for g in residual["groups"]] == [-99, -80]
+    assert residual["interval"]["lo"] == -100.0 and residual["interval"]["hi"] > residual["mean_pct"]
