@@ -311,6 +311,7 @@ def _list_unread(campaign: Campaign, others: list[str]) -> None:
         if rel in used:
             continue
         if rel.endswith("/"):
+            # a folder's reason begins "a folder " (`terminal.FOLDER_REASON`: the summary counts them)
             reason = "a folder the walk does not enter (version control, dependencies, caches), not read"
             ignored.append({"path": shown(rel.rstrip("/")), "reason": reason})
             continue

@@ -13,6 +13,9 @@ from tabulate import tabulate
 
 from .buckets import BUCKETS, Bucket
 
+#: How the reason of an ``ignored`` entry begins when it is a folder, not a file (`campaign`).
+FOLDER_REASON = "a folder "
+
 if TYPE_CHECKING:
     from .document import Report
 
@@ -417,7 +420,9 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
     if errors:
         yield Line(f"unreadable: {errors} transcript(s) (failed items)")
     if report.ignored:
-        yield Line(f"ignored: {len(report.ignored)} file(s) that are not transcripts or were not followed "
+        folders = sum(1 for r in report.ignored if str(r.get("reason", "")).startswith(FOLDER_REASON))
+        what = f"{len(report.ignored) - folders} file(s)" + (f" and {folders} folder(s)" if folders else "")
+        yield Line(f"ignored: {what} that are not transcripts or were not followed "
                    "(listed with reasons in the JSON report)")  # fmt: skip
     if verbose:
         for r in report.transcripts:

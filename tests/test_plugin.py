@@ -13,6 +13,7 @@ from builders import Run, ab_campaign, response, sufficient_run
 from helpers import report
 
 from pytest_explore_suff.gates import METRIC_BASELINE_GATES
+from pytest_explore_suff.terminal import FOLDER_REASON
 
 XDIST = [[], ["-n", "0"], ["-n", "2"]]
 
@@ -144,7 +145,10 @@ def test_the_report_accounts_for_every_file_of_the_campaign(pytester, campaign, 
     assert reasons["express/t-new"] == "a folder with no transcript in it (2 files no reader reads), not read"
     assert reasons["express/t-new/package.json"].startswith("not a transcript (a JSON document")
     assert "does not enter" in reasons[".git"] and "does not enter" in reasons["express/t-new/.git"]
-    result.stdout.fnmatch_lines([f"ignored: {len(reasons)} file(s) that are not transcripts*"])
+    folders = ["express/t-new", "express/t-new/.git", ".git"]
+    assert all(reasons[f].startswith(FOLDER_REASON) for f in folders)
+    files = len(reasons) - len(folders)
+    result.stdout.fnmatch_lines([f"ignored: {files} file(s) and 3 folder(s) that are not transcripts*"])
 
 
 @pytest.mark.parametrize("content", [b"", b"not json at all\n", b"\x00\x01\x02\xff\xfe"])
