@@ -47,6 +47,10 @@ _SHARED = {"--explore-suff-storage", "--explore-suff-baseline", "--max-sufficien
            "--explore-suff-trend-fail", "--explore-suff-save", "--explore-suff-md"}  # fmt: skip
 
 
+#: Shared options a command with gates does not read: compare takes its baseline as BASELINE.
+_NOT_READ = {"compare": ("--explore-suff-baseline",)}
+
+
 def _gate_like(option: Option) -> bool:
     return option.flag in _SHARED or option.flag.startswith(("--min-", "--max-"))
 
@@ -330,10 +334,17 @@ def parser() -> argparse.ArgumentParser:
     sub = top.add_subparsers(dest="command", required=True, parser_class=_Parser)
     shared = [o for o in OPTIONS if _gate_like(o)]
 
-    def command(name: str, help: str, *, gates: bool = False) -> argparse.ArgumentParser:
+    def command(
+        name: str, help: str, *, gates: bool = False, only: Sequence[str] = ()
+    ) -> argparse.ArgumentParser:
+        """A subcommand with the options it reads: the storage; the gates and what they read
+        (``gates``), but for the options it does not (a gate it would not decide must be a
+        usage error, not a silent pass); or the storage and ``only``."""
         p = sub.add_parser(name, help=help, description=help)
-        for o in shared if gates else [o for o in shared if o.flag == "--explore-suff-storage"]:
-            _add(p, o)
+        keep = {"--explore-suff-storage", *only}
+        for o in shared:
+            if (gates and o.flag not in _NOT_READ.get(name, ())) or o.flag in keep:
+                _add(p, o)
         return p
 
     command("list", "the saved runs, one line each").set_defaults(run=cmd_list)
@@ -344,19 +355,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("report", metavar="REPORT", help="the report judged against it (same forms)")
     p.add_argument("-o", "--output", metavar="PATH", help="also write the compared report as JSON")
     p.set_defaults(run=cmd_compare)
-    p = command("trend", "each arm's metrics over the saved runs, with the trend gate", gates=True)
+    p = command(
+        "trend", "each arm's metrics over the saved runs, with the trend gate",
+        only=("--explore-suff-trend", "--explore-suff-trend-fail"),
+    )  # fmt: skip
     p.set_defaults(run=cmd_trend)
+    report_help = "a report: a path, 'last', a saved run's number or name"
     p = command("html", "a report as one self-contained HTML page")
-    p.add_argument("report", metavar="REPORT")
-    p.add_argument("-o", "--output", metavar="PATH", required=True)
+    p.add_argument("report", metavar="REPORT", help=report_help)
+    p.add_argument("-o", "--output", metavar="PATH", required=True, help="the HTML file to write")
     p.set_defaults(run=cmd_html)
     p = command("merge", "partial reports (shards) merged into the report of the whole campaign", gates=True)
-    p.add_argument("parts", metavar="PART", nargs="+")
-    p.add_argument("-o", "--output", metavar="FULL", required=True)
+    p.add_argument("parts", metavar="PART", nargs="+", help="the partial reports (JSON files), two or more")
+    p.add_argument("-o", "--output", metavar="FULL", required=True, help="the merged report to write (JSON)")
     p.set_defaults(run=cmd_merge)
     p = command("markdown", "a report's Markdown summary (printed, or appended to -o PATH)")
-    p.add_argument("report", metavar="REPORT")
-    p.add_argument("-o", "--output", metavar="PATH")
+    p.add_argument("report", metavar="REPORT", help=report_help)
+    p.add_argument("-o", "--output", metavar="PATH", help="append the summary to this file instead")
     p.set_defaults(run=cmd_markdown)
     return top
 
@@ -369,6 +384,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (UsageError, HistoryError, BaselineError, MergeError) as exc:
         print(f"explore-suff: error: {exc}", file=sys.stderr)
         return USAGE
+    except BrokenPipeError:  # `explore-suff compare 1 2 | head -1`: the reader had enough
+        # Python's recipe: point stdout at devnull, so that the flush at exit finds no pipe.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return OK
     except OSError as exc:
         print(f"explore-suff: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
         return USAGE

@@ -194,6 +194,7 @@ def test_a_baseline_of_the_previous_schema_has_no_digests_and_says_so(pytester, 
     result = run_in(pytester, example_campaign, f"--explore-suff-baseline={SCHEMA2}")
     assert result.ret == 0
     result.stdout.fnmatch_lines(["*the baseline has no digests*not known*"])
+    assert "the baseline is the baseline" not in result.stdout.str()  # one sentence, not two run together
     assert load(pytester.path / "explore-suff.json")["baseline"]["campaign"]["relation"] == "unknown"
 
 
@@ -259,6 +260,19 @@ def test_a_run_no_worse_than_the_best_beyond_noise_passes_the_trend_gate(pyteste
     assert "sufficient share -0.050 against the best earlier run (r2)" in words
     assert "not worse beyond noise: passed" in words
     assert [r["label"] for r in load(pytester.path / "explore-suff.json")["trend"]["runs"]][-1] == "this run"
+
+
+def test_a_partial_run_is_marked_in_the_trend_and_never_the_run_to_beat(pytester, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "120")
+    assert run_in(pytester, with_campaign(pytester, 10, 10), "--explore-suff-save=whole").ret == 0
+    # only sufficient runs selected (run3-run9 of the 10): 100%, but a part of the campaign
+    part = "run3 or run4 or run5 or run6 or run7 or run8 or run9"
+    assert run_in(pytester, with_campaign(pytester, 10, 10), "--explore-suff-save=part", "-k", part).ret == 0
+    result = run_in(pytester, with_campaign(pytester, 9, 11), "--explore-suff-trend-fail")
+    assert result.ret == 0
+    words = " ".join(result.stdout.str().split())
+    assert "against the best earlier run (whole)" in words and "not worse beyond noise: passed" in words
+    result.stdout.fnmatch_lines(["part partial *"])
 
 
 # -- merged shards --------------------------------------------------------------------------------
@@ -471,6 +485,30 @@ def test_the_markdown_summary_is_appended_with_buckets_metrics_and_gates(pyteste
     assert "❌ --min-sufficient: arm 'headless-with' sufficient share 0.667 (n=3) &gt;= 0.9: FAILED" in text
     printed = command(pytester.path, "markdown", "explore-suff.json")
     assert printed.returncode == 0 and printed.stdout in text
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [(["trend", "--min-sufficient=0.9"], "--min-sufficient"),
+     (["trend", "--explore-suff-md=t.md"], "--explore-suff-md"),
+     (["compare", "1", "2", "--explore-suff-baseline=3"], "--explore-suff-baseline")],
+)  # fmt: skip
+def test_a_command_refuses_an_option_it_would_ignore(pytester, args, option):
+    # `explore-suff trend --min-sufficient=0.9` passed with no gate: a CI job gating so never failed.
+    result = command(pytester.path, *args)
+    assert result.returncode == 4
+    assert "unrecognized arguments" in result.stderr and option in result.stderr
+
+
+def test_a_closed_pipe_ends_the_command_quietly(pytester):
+    # `explore-suff list | head -1`: the reader had enough; no error, no traceback.
+    read, write = os.pipe()
+    os.close(read)
+    exe = Path(sys.executable).with_name("explore-suff")
+    done = subprocess.run([str(exe), "list"], cwd=pytester.path, stdout=write, stderr=subprocess.PIPE,
+                          text=True, check=False)  # fmt: skip
+    os.close(write)
+    assert (done.returncode, done.stderr) == (0, "")
 
 
 def test_markdown_rounds_shares_as_the_terminal_and_the_page_do():
