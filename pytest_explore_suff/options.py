@@ -541,7 +541,7 @@ OPTIONS: tuple[Option, ...] = (
         "explore_suff_trend",
         type=_run_count,
         metavar="N",
-        help="show the trend of each arm's metrics over the last N saved runs and this one "
+        help="show the trend of each arm's metrics over the last N runs, this one included "
         "('all': every saved run)",
     ),
     Option(

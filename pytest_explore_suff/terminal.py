@@ -476,7 +476,10 @@ def _trend_cell(p: dict[str, Any] | None, interval: bool) -> str:
 def trend_table(section: dict[str, Any], width: int = 10_000) -> str:
     """Per arm, a run a row (oldest first), a metric a column; ``^``/``v``: a change from the
     run before beyond noise. Narrowed to fit: the buckets' columns go first, then the intervals."""
-    labels = [clean(r["label"])[:14] for r in section["runs"]]
+    # a partial run (-k, a shard) marked, as on the page: it is no run to beat
+    labels = [
+        clean(r["label"])[:14] + ("" if r.get("complete", True) else " partial") for r in section["runs"]
+    ]
     blocks = []
     for arm, data in section["arms"].items():
         points = data["points"]
@@ -509,6 +512,6 @@ def relation_line(baseline: dict[str, Any]) -> Line | None:
 
     counts = (f" ({rel['identical']} identical, {rel['changed']} changed, {rel['only_baseline']} only "
               f"in the baseline, {rel['only_now']} new)")  # fmt: skip
-    return Line(
-        f"the baseline is {RELATIONS[rel['relation']]}" + ("" if rel["relation"] == "unknown" else counts)
-    )
+    if rel["relation"] == "unknown":  # a sentence of its own
+        return Line(RELATIONS["unknown"])
+    return Line(f"the baseline is {RELATIONS[rel['relation']]}{counts}")

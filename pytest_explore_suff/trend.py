@@ -71,6 +71,8 @@ def trend(documents: Sequence[dict[str, Any]], names: Sequence[str] | None = Non
             "campaign": (doc.get("fingerprint") or {}).get("campaign"),
             "complete": (doc.get("coverage") or {}).get("complete") is True,
         })  # fmt: skip
+    # The runs that may be the one to beat: not a partial one (a report too old to say is taken whole).
+    whole = [(doc.get("coverage") or {}).get("complete") is not False for doc in documents]
     arm_names = sorted({a for doc in documents for a in doc.get("arms", {})})
     arms: dict[str, Any] = {}
     for arm in arm_names:
@@ -81,7 +83,8 @@ def trend(documents: Sequence[dict[str, Any]], names: Sequence[str] | None = Non
                 if p is not None:
                     p["change"] = change(p, _previous(points, i))
             series[metric] = points
-        arms[arm] = {"points": series, "latest_vs_best": {m: _against_best(series[m]) for m in GATED}}
+        against = {m: _against_best(series[m], whole) for m in GATED}
+        arms[arm] = {"points": series, "latest_vs_best": against}
     return {"runs": runs, "arms": arms}
 
 
@@ -89,11 +92,12 @@ def _previous(points: list[dict[str, Any] | None], i: int) -> dict[str, Any] | N
     return next((p for p in reversed(points[:i]) if p is not None), None)
 
 
-def _against_best(points: list[dict[str, Any] | None]) -> dict[str, Any] | None:
-    """The latest run against the best earlier run (the highest point)."""
+def _against_best(points: list[dict[str, Any] | None], complete: Sequence[bool]) -> dict[str, Any] | None:
+    """The latest run against the best earlier run (the highest point) of those that ran the
+    whole campaign: a partial run (``-k``, a shard) is no run to beat, as no baseline is."""
     if len(points) < 2 or points[-1] is None:
         return None
-    earlier = [(i, p) for i, p in enumerate(points[:-1]) if p is not None]
+    earlier = [(i, p) for i, p in enumerate(points[:-1]) if p is not None and complete[i]]
     if not earlier:
         return None
     best, p = max(earlier, key=lambda ip: (ip[1]["share"], ip[0]))
