@@ -44,6 +44,7 @@ except ImportError:  # run from a checkout that was never installed
     sys.path.insert(0, str(ROOT))
 
 from pytest_explore_suff.options import OPTIONS  # noqa: E402
+from pytest_explore_suff.report import SCHEMA  # noqa: E402
 from pytest_explore_suff.schema import FIELDS  # noqa: E402
 
 #: The terminal width the example outputs are shown at (the summary fits the terminal).
@@ -230,7 +231,7 @@ def json_page() -> str:
             "# JSON report reference",
             "",
             "Every field of the JSON report (`--explore-suff-json`, schema",
-            "`pytest-explore-suff/2`), in the order it is written. A path is dotted keys;",
+            f"`{SCHEMA}`), in the order it is written. A path is dotted keys;",
             "`[]` is each element of a list; `<arm>` stands for an arm's name, `<bucket>`",
             "for the five bucket keys (`explore_again`, `read_returned`, `read_missed`,",
             "`search`, `sufficient`) and `<family>` for the five occupancy families",
