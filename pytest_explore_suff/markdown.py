@@ -24,9 +24,13 @@ RELATION_WORDS = {
 }
 
 
+_MARKUP = {ord(c): "\\" + c for c in "\\|`*_[]~"}
+
+
 def _text(value: object) -> str:
-    """A cell: no markup from a campaign's names (HTML is rendered in GitHub's Markdown)."""
-    return html.escape(clean(value), quote=False).replace("|", "\\|").replace("`", "\\`")
+    """A cell: no markup from a campaign's names (HTML is rendered in GitHub's Markdown, and
+    ``*``, ``_``, ``~`` and brackets would make emphasis, strike-through or links)."""
+    return html.escape(clean(value), quote=False).translate(_MARKUP)
 
 
 def _pct(x: float | None) -> str:

@@ -522,7 +522,7 @@ def test_markdown_rounds_shares_as_the_terminal_and_the_page_do():
 
 def test_markdown_escapes_a_campaigns_names(pytester):
     root = pytester.path / "c"
-    sufficient_run().write(root / "x" / "run1" / "run-headless-a|<b>.jsonl")
+    sufficient_run().write(root / "x" / "run1" / "run-headless-a|<b>*_x_*.jsonl")
     run_in(pytester, root, "--explore-suff-pattern=run-headless-(?P<arm>.+)\\.jsonl")
     text = command(pytester.path, "markdown", "explore-suff.json").stdout
-    assert "a\\|&lt;b&gt;" in text and "<b>" not in text
+    assert "a\\|&lt;b&gt;\\*\\_x\\_\\*" in text and "<b>" not in text
