@@ -230,14 +230,12 @@ class RecordStore:
         self._value_refs: dict[Any, int] = {}  # a string -> its index in _values
         self._dict_refs: dict[tuple[Any, ...], int] = {}  # a dict's pairs -> its index in _values
 
-    def add(self, shipped: Mapping[str, Any] | bytes | Shipment) -> None:
-        """Store a record: a mapping, its `report.indented` bytes, or a `shipped` pair."""
+    def add(self, shipped: Mapping[str, Any] | Shipment) -> None:
+        """Store a record: a mapping, or a `shipped` pair."""
         if isinstance(shipped, tuple):
             data, fields = shipped
             if isinstance(fields, bytes):  # from an xdist worker (`over_the_wire`)
                 fields = decode(fields)
-        elif isinstance(shipped, bytes):
-            data, fields = shipped, kept(decode(shipped))
         else:
             # encode first: a record that cannot be encoded fails here, not at the end
             data, fields = indented(shipped), kept(shipped)
