@@ -189,7 +189,8 @@ class _Column:
 
 
 class AllocationColumns:
-    """What `allocation_rows` reads of the briefs with an allocation figure, as columns."""
+    """What the allocation summary reads of the briefs with an allocation figure (their
+    first five figures), as columns: `summary` is the summary."""
 
     __slots__ = ("calls", "envelope", "no_answer", "used", "used_path")
 
@@ -258,15 +259,6 @@ def metric_summaries(
             "estimated": estimated,
         }
     return allocation.summary(), occupancy
-
-
-def allocation_rows(rows: Iterable[Brief]) -> dict[str, Any] | None:
-    """`allocation_summary` of the rows it reads: the head (``brief[:5]``) of each brief with an
-    allocation figure."""
-    allocation = AllocationColumns()
-    for row in rows:
-        allocation.add(row)
-    return allocation.summary()
 
 
 def shares(counts: dict[str, int], answered: int) -> dict[str, float]:
