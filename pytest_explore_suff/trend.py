@@ -71,8 +71,7 @@ def trend(documents: Sequence[dict[str, Any]], names: Sequence[str] | None = Non
             "campaign": (doc.get("fingerprint") or {}).get("campaign"),
             "complete": (doc.get("coverage") or {}).get("complete") is True,
         })  # fmt: skip
-    # The runs that may be the one to beat: not a partial one (a report too old to say is taken whole).
-    whole = [(doc.get("coverage") or {}).get("complete") is not False for doc in documents]
+    whole = [r["complete"] is True for r in runs]  # the runs that may be the one to beat
     arm_names = sorted({a for doc in documents for a in doc.get("arms", {})})
     arms: dict[str, Any] = {}
     for arm in arm_names:
