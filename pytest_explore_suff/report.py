@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import stat
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -483,9 +484,24 @@ def write_bytes_atomic(path: str, data: bytes) -> None:
 
 
 def write_chunks_atomic(path: str, chunks: Iterable[bytes]) -> None:
-    """Replace ``path`` with the concatenated ``chunks`` in one step: a failure while they
-    are produced or written leaves the old complete file."""
-    directory = os.path.dirname(os.path.abspath(path))
+    """Write the concatenated ``chunks`` to ``path``, as every report writer does.
+
+    A regular file (or a new one) is replaced in one step: a failure while the chunks are
+    produced or written leaves the old complete file. A symbolic link keeps being one: the
+    file it resolves to is replaced, not the link. What exists and is not a regular file
+    (``/dev/null``, a FIFO, ``/dev/stdout``) is written through, as ``open(path, "w")``
+    would: renaming over it would replace a device node with a file."""
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:  # a new file, or a link to one not yet there
+        regular = True
+    if not regular:
+        with open(path, "wb") as fh:
+            for chunk in chunks:
+                fh.write(chunk)
+        return
+    target = os.path.realpath(path)  # a link's file, so that the link stays
+    directory = os.path.dirname(target)
     os.makedirs(directory, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".explore-suff-", suffix=".tmp", dir=directory)
     try:
@@ -497,7 +513,7 @@ def write_chunks_atomic(path: str, chunks: Iterable[bytes]) -> None:
                 fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
