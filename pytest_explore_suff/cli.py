@@ -34,10 +34,14 @@ OK, FAILED, USAGE = 0, 1, 4
 class UsageError(Exception):
     """A usage error of the command: printed as one line, exit status 4."""
 
+    def __init__(self, message: str, prog: str = "explore-suff") -> None:
+        super().__init__(message)
+        self.prog = prog  # who says it: the command, or its subcommand ("explore-suff merge")
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{self.prog}: {message}")
+        raise UsageError(message, self.prog)
 
 
 #: The plugin's options a command reads (the gates, and what decides them).
@@ -209,9 +213,11 @@ def _finish(report: Report, settings: Any, out: str | None) -> int:
     # what is printed and written with -o, and its file is left as it was.
     saving = bool(settings.save)
     if saving:
+        history.prepare_storage(settings.storage)
         report.run = history.run_info(settings.save_name, os.getcwd(), history.next_number(settings.storage))
     if settings.trend is not None or settings.trend_fail:
-        apply_trend(report, settings.storage, settings.trend, settings.trend_fail)
+        for note in apply_trend(report, settings.storage, settings.trend, settings.trend_fail):
+            print(f"explore-suff: {note}", file=sys.stderr)
     if out:
         write_chunks_atomic(out, report.json_chunks())
     if saving and report.run is not None:
@@ -292,7 +298,11 @@ def cmd_trend(ns: argparse.Namespace) -> int:
         runs = runs[-settings.trend :]
     if len(runs) < 1:
         raise UsageError(f"no saved runs in {settings.storage}")
-    docs = [history.read(s.path) for s in runs]
+    docs, skipped = history.readable(runs)
+    for note in skipped:  # left out, as 'last' leaves it out: one damaged run stops no trend
+        print(f"explore-suff: {note}", file=sys.stderr)
+    if not docs:
+        raise UsageError(f"no readable saved run in {settings.storage}")
     section = trend(docs)
     width = shutil.get_terminal_size((80, 24)).columns
     for line in trend_lines(section, width):
@@ -382,7 +392,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         status: int = ns.run(ns)
         return status
     except (UsageError, HistoryError, BaselineError, MergeError) as exc:
-        print(f"explore-suff: error: {exc}", file=sys.stderr)
+        print(f"{getattr(exc, 'prog', 'explore-suff')}: error: {exc}", file=sys.stderr)
         return USAGE
     except BrokenPipeError:  # `explore-suff compare 1 2 | head -1`: the reader had enough
         # Python's recipe: point stdout at devnull, so that the flush at exit finds no pipe.

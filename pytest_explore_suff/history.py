@@ -15,6 +15,7 @@ import datetime
 import os
 import re
 import subprocess
+import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -45,8 +46,10 @@ def saved_runs(storage: str) -> list[Saved]:
     """The saved runs of ``storage``, in run order (none when it does not exist)."""
     try:
         names = os.listdir(storage)
-    except (FileNotFoundError, NotADirectoryError):
+    except FileNotFoundError:
         return []
+    except NotADirectoryError:
+        raise HistoryError(f"storage {storage}: not a folder") from None
     except OSError as exc:
         raise HistoryError(f"storage {storage}: {exc.strerror or exc}") from None
     out = []
@@ -55,6 +58,28 @@ def saved_runs(storage: str) -> list[Saved]:
         if m:
             out.append(Saved(os.path.join(storage, name), int(m["number"]), m["label"], m["time"]))
     return sorted(out, key=lambda s: (s.number, s.time, s.path))
+
+
+#: What the storage folder holds when this plugin made it: git leaves the saved runs alone,
+#: as it does pytest's ``.pytest_cache`` (delete the file to keep the runs in git).
+GITIGNORE = "# Created by pytest-explore-suff automatically.\n*\n"
+
+
+def prepare_storage(storage: str) -> None:
+    """Make sure a run can be saved to ``storage`` before any work is done: a folder (made,
+    with a ``.gitignore``, when it is not there) where a file can be written; raises
+    `HistoryError`, one line, saying it was about saving runs."""
+    if os.path.exists(storage) and not os.path.isdir(storage):
+        raise HistoryError(f"cannot save the run to {storage}: not a folder")
+    try:
+        if not os.path.isdir(storage):
+            os.makedirs(storage)
+            with open(os.path.join(storage, ".gitignore"), "w", encoding="utf-8") as fh:
+                fh.write(GITIGNORE)
+        with tempfile.TemporaryFile(dir=storage, prefix=".explore-suff-"):
+            pass  # a file can be made there: the run can be saved
+    except OSError as exc:
+        raise HistoryError(f"cannot save the run to {storage}: {exc.strerror or exc}") from None
 
 
 def read(path: str) -> dict[str, Any]:
@@ -103,6 +128,18 @@ def resolve(spec: str, storage: str) -> str:
     if not named:
         raise HistoryError(f"{spec}: no such file, and no saved run of that name in {storage}")
     return named[-1].path
+
+
+def readable(runs: Iterable[Saved]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The reports of ``runs`` that can be read, and a line for each that cannot (a damaged
+    saved run is left out of a trend, as `resolve` leaves it out of ``last``)."""
+    docs, skipped = [], []
+    for s in runs:
+        try:
+            docs.append(read(s.path))
+        except HistoryError as exc:
+            skipped.append(f"saved run {s.number} left out of the trend: {exc}")
+    return docs, skipped
 
 
 def _complete(path: str) -> bool:

@@ -784,7 +784,15 @@ def _gate(g: Mapping[str, Any]) -> dict[str, Any]:
     th = "–" if threshold is None else f"{threshold:g}"
     value, bound = _num(g.get("value")), _num(g.get("bound"))
     n = g.get("n")
-    if metric in METRIC_WORDS:
+    if op == "trend":
+        # as the terminal and the Markdown summary word it: a difference, against a run
+        option = "--explore-suff-trend-fail"
+        words = METRIC_WORDS[metric][0] if metric in METRIC_WORDS else f"{metric} share"
+        what = (f"{words} {'–' if value is None else f'{value:+.3f}'} against the best earlier run "
+                f"({g.get('against') or '–'}), at most {'–' if bound is None else f'{bound:+.3f}'} at "
+                f"the 95% bound: {'not ' if passed else ''}worse beyond noise")  # fmt: skip
+        n = None  # the trend compares runs, not a count of calls
+    elif metric in METRIC_WORDS:
         option, what = _metric_gate(g, op, metric)
     elif op == "min_calls":
         option = "--explore-suff-min-calls"

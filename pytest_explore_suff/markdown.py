@@ -131,7 +131,8 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
     if trend and trend.get("runs"):
         yield ""
         labels = [r["label"] for r in trend["runs"]]
-        yield f"**Trend** over {len(labels)} runs ({_text(', '.join(labels))})"
+        runs = f"{len(labels)} run{'' if len(labels) == 1 else 's'}"
+        yield f"**Trend** over {runs} ({_text(', '.join(labels))})"
         yield ""
         yield "| arm | metric | latest | best earlier | change [95%] |"
         yield "|---|---|---:|---:|---:|"

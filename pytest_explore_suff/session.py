@@ -71,6 +71,13 @@ def configure(config: pytest.Config) -> None:
         return
     if config.option.help or config.option.version:
         return
+    if settings.save and not config.option.collectonly:
+        try:  # before the first item: a run that cannot be saved says so now, not at its end
+            history.prepare_storage(settings.storage)
+        except history.HistoryError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    if (settings.trend is not None or settings.trend_fail) and os.path.isfile(settings.storage):
+        raise pytest.UsageError(f"--explore-suff-trend: storage {settings.storage}: not a folder")
     try:
         config.stash[campaign_key] = discover(root, settings.pattern, readers_of(config))
     except ArchiveError as exc:
@@ -177,6 +184,8 @@ class Reporter:
         self.records = RecordStore()
         self.report: Report | None = None
         self.write_errors: list[str] = []
+        self.notes: list[str] = []  # what the run left out and says (a damaged saved run)
+        self.written: list[str] = []  # the outputs written ("JSON report", "saved run", ...)
         self.shrinker = xdist.Shrinker()
 
     @pytest.hookimpl(trylast=True)
@@ -210,7 +219,7 @@ class Reporter:
         return Coverage(
             collected=len(transcripts),
             ran=len(self.records),
-            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED,
+            interrupted=exitstatus == pytest.ExitCode.INTERRUPTED and not xdist.stopped_at_maxfail(session),
             stopped=stopped if isinstance(stopped, str) else "",
             not_run=not_run,
         )
@@ -219,6 +228,10 @@ class Reporter:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self.config.option.collectonly:
             return  # --co runs nothing: no report to write, no gate to decide
+        if exitstatus == ExitCode.INTERRUPTED and xdist.stopped_at_maxfail(session):
+            # -x / --maxfail under -n: xdist stops its workers by raising an interrupt (exit 2
+            # for any suite); the run stopped at a failure, as it does without -n (exit 1).
+            session.exitstatus = exitstatus = ExitCode.TESTS_FAILED
         settings = self.settings
         campaign = self.config.stash[campaign_key]
         baseline = None if settings.baseline is None else (settings.baseline_path or "", settings.baseline)
@@ -257,11 +270,15 @@ class Reporter:
         """The run's number, name and commit when it is saved; the trend over the saved runs."""
         settings = self.settings
         if settings.save:
-            number = history.next_number(settings.storage)
-            report.run = history.run_info(settings.save_name, str(self.config.rootpath), number)
+            try:
+                number = history.next_number(settings.storage)
+            except history.HistoryError as exc:  # checked at the start; gone since
+                self.write_errors.append(f"could not save the run: {exc}")
+            else:
+                report.run = history.run_info(settings.save_name, str(self.config.rootpath), number)
         if settings.trend is not None or settings.trend_fail:
             try:
-                apply_trend(report, settings.storage, settings.trend, settings.trend_fail)
+                self.notes += apply_trend(report, settings.storage, settings.trend, settings.trend_fail)
             except history.HistoryError as exc:
                 self.write_errors.append(f"trend: {exc}")
 
@@ -294,17 +311,20 @@ class Reporter:
             append_markdown(path, document if document is not None else report.to_json())
 
         outputs = (
-            (settings.json, write_json),
-            (settings.html, write_html),
-            (settings.storage if settings.save else None, save),
-            (settings.markdown, write_markdown),
+            ("JSON report", settings.json, write_json),
+            ("HTML report", settings.html, write_html),
+            ("saved run", settings.storage if report.run is not None else None, save),
+            ("Markdown summary", settings.markdown, write_markdown),
         )
-        for path, write in outputs:
+        for what, path, write in outputs:
             if path:
                 try:
                     write(path)
                 except OSError as exc:
-                    self.write_errors.append(f"could not write {path}: {exc.strerror or exc}")
+                    doing = f"save the run to {path}" if what == "saved run" else f"write the {what} {path}"
+                    self.write_errors.append(f"could not {doing}: {exc.strerror or exc}")
+                else:
+                    self.written.append(what)
 
     def close(self) -> None:
         self.records.close()
@@ -334,25 +354,28 @@ class Reporter:
         # What made the run fail, or makes its report partial, at every verbosity (-qq included).
         for line in verdict_lines(self.report, width=width, passed=verbosity >= -1):
             tr.write_line(line.text, **line.markup)
+        for note in self.notes:
+            tr.write_line(f"explore-suff: {note}", yellow=True)
         for error in self.write_errors:
             tr.write_line(f"explore-suff: {error}", red=True)
-        if not self.write_errors and verbosity >= -1:
-            for what, path in (("JSON", self.settings.json), ("HTML", self.settings.html)):
-                if path:
-                    tr.write_line(f"{what} report: {path}")
-            if self.report.run is not None:
+        if verbosity >= -1:  # what was written, also when another file could not be
+            for what, path in (("JSON report", self.settings.json), ("HTML report", self.settings.html)):
+                if what in self.written:
+                    tr.write_line(f"{what}: {path}")
+            if self.report.run is not None and "saved run" in self.written:
                 tr.write_line(f"saved as run {self.report.run['number']} in {self.settings.storage}")
 
 
-def apply_trend(report: Report, storage: str, last: int | None, fail: bool) -> None:
+def apply_trend(report: Report, storage: str, last: int | None, fail: bool) -> list[str]:
     """The trend of the saved runs of ``storage`` and this one (the last ``last``, 0 or None:
-    all) into the report, and its gate when ``fail``."""
+    all) into the report, and its gate when ``fail``. A saved run that cannot be read is left
+    out: a line for each says so."""
     from .trend import trend, trend_gates
 
     runs = history.saved_runs(storage)
     if last:
         runs = runs[-(last - 1) :]
-    documents = [history.read(s.path) for s in runs]
+    documents, skipped = history.readable(runs)
     # What a trend reads of a report: not its transcripts (read back from the spool, they are most of it)
     this = {"run": report.run, "arms": report.arms, "fingerprint": report.fingerprint,
             "coverage": report.coverage.to_dict()}  # fmt: skip
@@ -362,6 +385,7 @@ def apply_trend(report: Report, storage: str, last: int | None, fail: bool) -> N
     report.trend = trend([*documents, this], names)
     if fail:
         report.outcomes += trend_gates(report.trend)
+    return skipped
 
 
 def _write_html(path: str, document: dict[str, Any]) -> None:

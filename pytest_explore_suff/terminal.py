@@ -483,7 +483,7 @@ def trend_table(section: dict[str, Any], width: int = 10_000) -> str:
     blocks = []
     for arm, data in section["arms"].items():
         points = data["points"]
-        variants = []
+        variants, shown = [], []
         for keep_buckets, intervals in ((True, True), (False, True), (False, False)):
             cols = [
                 c
@@ -494,12 +494,30 @@ def trend_table(section: dict[str, Any], width: int = 10_000) -> str:
                     for i, label in enumerate(labels)]  # fmt: skip
             headers = ["run", *(h if intervals or not iv else h.split(" ")[0] for _, h, iv in cols)]
             variants.append(str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)))
-        blocks.append(f"arm {clean(arm)}\n{_fit(variants, width)}")
+            shown.append({m for m, _, _ in cols})
+        table = _fit(variants, width)
+        hidden = _hidden_marks(points, labels, shown[variants.index(table)])
+        blocks.append(f"arm {clean(arm)}\n{table}{hidden}")
     return "\n\n".join(blocks)
 
 
+def _hidden_marks(points: dict[str, list[Any]], labels: list[str], shown: set[str]) -> str:
+    """A line naming the changes beyond noise in the columns the width left out (none: "")."""
+    hidden = []
+    for metric, header, _ in _TREND_COLUMNS:
+        if metric in shown:
+            continue
+        for label, p in zip(labels, points.get(metric) or (), strict=False):
+            c = (p or {}).get("change")
+            if c and c.get("beyond_noise"):
+                hidden.append(f"{header.split(' ')[0]} {'^' if c['diff'] > 0 else 'v'} in {label}")
+    if not hidden:
+        return ""
+    return f"\nnot shown at this width, changed beyond noise: {'; '.join(hidden)}"
+
+
 def trend_lines(section: dict[str, Any], width: int) -> Iterator[Line]:
-    yield Line(f"trend over {len(section['runs'])} runs (oldest first; ^ v: changed beyond noise "
+    yield Line(f"trend over {plural(len(section['runs']), 'run')} (oldest first; ^ v: changed beyond noise "
                "from the run before; residual: median retrieval residual share):")  # fmt: skip
     yield from (Line(line, table=True) for line in trend_table(section, width).splitlines())
 

@@ -52,6 +52,15 @@ class Controller:
         self.config.stash.setdefault(deselected_key, []).extend(deselected)
 
 
+def stopped_at_maxfail(session: pytest.Session) -> bool:
+    """Whether xdist's controller stopped the session because ``-x``/``--maxfail`` was reached
+    (it raises an interrupt to stop its workers), not because of a keyboard interrupt."""
+    dsession = session.config.pluginmanager.getplugin("dsession")
+    stop = getattr(dsession, "shouldstop", None)
+    return bool(isinstance(session.shouldfail, str) and session.shouldfail and isinstance(stop, str)
+                and "keyboard-interrupt" not in stop)  # fmt: skip
+
+
 def configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None:
     # The controller discovered the campaign once; every worker collects that
     # list, so files a harness adds or removes meanwhile cannot split them.

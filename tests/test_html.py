@@ -401,7 +401,7 @@ def test_an_unwritable_html_path_fails_the_run_with_exit_3(pytester: pytest.Pyte
         f"--explore-suff={campaign}", "-k", "not run3", "--explore-suff-html=taken/r.html"
     )
     assert result.ret == pytest.ExitCode.INTERNAL_ERROR
-    result.stdout.fnmatch_lines(["explore-suff: could not write taken/r.html: *"])
+    result.stdout.fnmatch_lines(["explore-suff: could not write the HTML report taken/r.html: *"])
 
 
 def test_pytest_html_gets_the_per_arm_summary(pytester: pytest.Pytester) -> None:

@@ -131,3 +131,170 @@ def test_merge_and_html_commands_write_through_a_fifo_and_keep_a_symlink(pyteste
     assert done.returncode == 0, done.stderr
     assert_fifo(pytester.path / "page")
     assert b"<html" in page.data
+
+
+# -- 3. a damaged saved run ------------------------------------------------------------------------
+
+
+def test_a_damaged_saved_run_is_left_out_of_every_trend_with_a_warning(pytester, campaign):
+    for n in (1, 2, 3):
+        run_in(pytester, campaign, f"--explore-suff-save=r{n}").assert_outcomes(passed=5)
+    damaged = sorted((pytester.path / ".explore-suff").glob("0002_*.json"))[0]
+    damaged.write_text('{"schema": "explore-suff/3", "arms"', encoding="utf-8")  # cut short
+    result = run_in(pytester, campaign, "--explore-suff-trend=3", "--explore-suff-trend-fail")
+    assert result.ret == 0, result.stdout.str()
+    result.stdout.fnmatch_lines(["*saved run 2 left out of the trend*0002_r2*not a JSON report*",
+                                 "JSON report: explore-suff.json"])  # fmt: skip
+    runs = load(pytester.path / "explore-suff.json")["trend"]["runs"]
+    assert [r["label"] for r in runs] == ["r3", "this run"]
+    trend = command(pytester.path, "trend", "--explore-suff-trend-fail")
+    assert trend.returncode == 0, trend.stderr
+    assert "saved run 2 left out of the trend" in trend.stderr
+    assert "trend over 2 runs" in trend.stdout
+    listing = command(pytester.path, "list")
+    assert "unreadable" in listing.stdout and listing.returncode == 0
+
+
+def test_a_trend_over_one_readable_run_says_run_not_runs(pytester, campaign):
+    run_in(pytester, campaign, "--explore-suff-save").assert_outcomes(passed=5)
+    trend = command(pytester.path, "trend")
+    assert trend.returncode == 0, trend.stderr
+    assert "trend over 1 run (" in trend.stdout
+
+
+# -- 7. storage checked before the first item ------------------------------------------------------
+
+
+def test_a_storage_that_is_a_file_is_a_usage_error_before_any_item(pytester, campaign):
+    (pytester.path / "runs").write_text("not a folder")
+    result = run_in(pytester, campaign, "--explore-suff-save", "--explore-suff-storage=runs")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot save the run to *runs: not a folder*"])
+    assert "passed" not in result.stdout.str()
+    listing = command(pytester.path, "list", "--explore-suff-storage=runs")
+    assert listing.returncode == 4
+    assert listing.stderr.strip() == "explore-suff: error: storage runs: not a folder"
+    trend = run_in(pytester, campaign, "--explore-suff-trend=2", "--explore-suff-storage=runs")
+    assert trend.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_a_storage_under_a_file_is_a_usage_error_before_any_item(pytester, campaign):
+    (pytester.path / "afile").write_text("")
+    result = run_in(pytester, campaign, "--explore-suff-save", "--explore-suff-storage=afile/runs")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*cannot save the run to *afile/runs: Not a directory*"])
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes to a read-only folder")
+def test_a_read_only_storage_is_a_usage_error_before_any_item_and_the_command_says_so(pytester, campaign):
+    runs = pytester.path / "runs"
+    runs.mkdir()
+    runs.chmod(0o555)
+    try:
+        result = run_in(pytester, campaign, "--explore-suff-save", "--explore-suff-storage=runs", "-n", "2")
+        assert result.ret == pytest.ExitCode.USAGE_ERROR
+        result.stderr.fnmatch_lines(["*cannot save the run to *runs: Permission denied*"])
+        assert "passed" not in result.stdout.str()
+        run_in(pytester, campaign, "--explore-suff-json=part.json").assert_outcomes(passed=5)
+        merged = command(pytester.path, "merge", "part.json", "-o", "full.json", "--explore-suff-save",
+                         "--explore-suff-storage=runs")  # fmt: skip
+        assert merged.returncode == 4
+        assert "cannot save the run to runs: Permission denied" in merged.stderr
+    finally:
+        runs.chmod(0o755)
+
+
+def test_a_run_that_cannot_be_saved_at_its_end_says_so_and_keeps_the_report_line(pytester, campaign):
+    # The storage was fine at the start and is gone when the run ends: the JSON line stays.
+    pytester.makeconftest(
+        """
+        import os, shutil
+        def pytest_collection_finish(session):
+            shutil.rmtree("runs")
+            open("runs", "w").close()
+        """
+    )
+    result = run_in(pytester, campaign, "--explore-suff-save", "--explore-suff-storage=runs")
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    result.stdout.fnmatch_lines(["*could not save the run*runs: not a folder*",
+                                 "JSON report: explore-suff.json"])  # fmt: skip
+
+
+# -- 13. the smaller things ------------------------------------------------------------------------
+
+
+def test_the_storage_folder_the_plugin_makes_holds_a_gitignore_as_pytest_cache_does(pytester, campaign):
+    run_in(pytester, campaign, "--explore-suff-save").assert_outcomes(passed=5)
+    ignore = pytester.path / ".explore-suff" / ".gitignore"
+    assert ignore.read_text(encoding="utf-8").splitlines()[-1] == "*"
+    assert next((pytester.path / ".explore-suff").glob("*.json")).name.startswith("0001_")
+    # a folder the user made is left as it is
+    (pytester.path / "mine").mkdir()
+    run_in(pytester, campaign, "--explore-suff-save", "--explore-suff-storage=mine").assert_outcomes(passed=5)
+    assert not (pytester.path / "mine" / ".gitignore").exists()
+    assert command(pytester.path, "list").stdout.startswith("   1  ")
+
+
+def test_command_errors_name_the_command_once(tmp_path):
+    unknown = command(tmp_path, "list", "--bogus")
+    assert unknown.returncode == 4
+    assert unknown.stderr == "explore-suff: error: unrecognized arguments: --bogus\n"
+    missing = command(tmp_path, "merge")
+    assert missing.stderr == (
+        "explore-suff merge: error: the following arguments are required: PART, -o/--output\n"
+    )
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+def test_x_stops_at_a_broken_transcript_with_exit_1_with_or_without_xdist(pytester, campaign, xdist):
+    (campaign / "express" / "run1" / "run-headless-broken.jsonl").write_text('{"type": "assistant", x\n')
+    result = run_in(pytester, campaign, "-x", "--explore-suff-pattern=run-(?P<arm>[^/]+)\\.jsonl", *xdist)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    cov = load(pytester.path / "explore-suff.json")["coverage"]
+    assert cov["interrupted"] is False and cov["stopped"] == "stopping after 1 failures"
+
+
+# -- 4 and 10. the trend gate on the page; a hidden column's change -------------------------------
+
+
+def three_runs_then_worse(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
+    """r1 and r2 answer 30 of 30 calls sufficiently, r3 (this run) 2 of 30 and reads a
+    returned file after 28: beyond noise in the sufficient and the "returned" columns."""
+    import shutil
+
+    from builders import ab_campaign, allocation_run, no_explore_run, sufficient_run
+
+    def camp(sufficient: int) -> Path:
+        root = pytester.path / "ab"
+        shutil.rmtree(root, ignore_errors=True)
+        runs = [sufficient_run(f"s{i}") for i in range(sufficient)]
+        runs += [allocation_run(f"a{i}") for i in range(30 - sufficient)]
+        return ab_campaign(root, with_runs=runs, without_runs=[no_explore_run()])
+
+    for n in (1, 2):
+        assert run_in(pytester, camp(30), f"--explore-suff-save=r{n}").ret == 0
+    return run_in(pytester, camp(2), "--explore-suff-save=r3", "--explore-suff-trend=all", *args)
+
+
+def test_the_page_words_the_trend_gate_as_the_terminal_does(pytester):
+    result = three_runs_then_worse(pytester, "--explore-suff-trend-fail", "--explore-suff-html=page.html")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    page = (pytester.path / "page.html").read_text(encoding="utf-8")
+    gates = page.split('<section id="gates">', 1)[1].split("</section>", 1)[0]
+    assert "--trend-sufficient" not in gates and "(n=0)" not in gates and "trend 0" not in gates
+    text = " ".join(gates.replace("<code>", "").replace("</code>", "").split())
+    assert ("--explore-suff-trend-fail arm headless-with: sufficient share -0.933 against the best "
+            "earlier run (r2), at most -0.826 at the 95% bound: worse beyond noise") in text
+
+
+def test_at_80_columns_the_trend_names_a_change_in_a_column_it_left_out(pytester, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    result = three_runs_then_worse(pytester)
+    out = result.stdout.str()
+    table = out.split("trend over 3 runs", 1)[1].split("JSON report", 1)[0]
+    header = next(line for line in table.splitlines() if line.startswith("run "))
+    assert "sufficient" in header and "returned" not in header  # the buckets' columns left out at 80
+    result.stdout.fnmatch_lines(["not shown at this width, changed beyond noise: returned ^ in r3*"])
+    monkeypatch.setenv("COLUMNS", "200")
+    wide = three_runs_then_worse(pytester)
+    assert "not shown at this width" not in wide.stdout.str()
