@@ -140,18 +140,22 @@ def allocation(
     responses: Sequence[tuple[str, str] | tuple[str, str, list[Mark] | None]],
     answer: str | None,
     marker: str = ToolSpec.marker,
+    keep: dict[str, list[Section]] | None = None,
 ) -> tuple[dict[str, Any] | None, str]:
     """(the transcript's allocation figures, "") or (None, why not).
 
     ``responses``: (call id, response text[, its markers]) of the judged
     explore calls, in stream order. ``answer``: the final answer text (None or
-    blank: every file is uncited, and the figures say ``has_answer: false``).
+    blank: every file is uncited, and the figures say ``has_answer: false``). ``keep``:
+    gets each call's sections, by call id (the ground truth's gold shares read them).
     """
     if not responses:
         return None, "no answered explore call"
     calls = [
         (r[0], secs) for r in responses if (secs := sections(r[1], marker, r[2] if len(r) > 2 else None))
     ]
+    if keep is not None:
+        keep.update(calls)
     if not calls:
         return None, "no explore response has a returned-file section"
     exts = frozenset(e for _, secs in calls for s in secs if (e := extension(s.path)) is not None)

@@ -27,6 +27,7 @@ from .sources import (
     MEMBER_ERRORS,
     SIDECAR_SUFFIXES,
     SKIP_DIRS,
+    TRUTH_NAME,
     TURN,
     ArchiveError,
     Opener,
@@ -308,7 +309,7 @@ def _list_unread(campaign: Campaign, others: list[str]) -> None:
                     folder = folder.rpartition("/")[0]
     folders: dict[str, list[str]] = {}
     for rel in sorted(others):
-        if rel in used:
+        if rel in used or rel == TRUTH_NAME:  # the campaign's truth file: read as such, not unread
             continue
         if rel.endswith("/"):
             # a folder's reason begins "a folder " (`terminal.FOLDER_REASON`: the summary counts them)

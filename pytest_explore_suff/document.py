@@ -22,7 +22,16 @@ from .compare import (
     metric_pair,
 )
 from .gates import Gate, Outcome, evaluate, evaluate_baseline_metrics, evaluate_metrics, sample_size
-from .report import SCHEMA, aggregate_columns, arm_columns, dumps, encode, indented, transcripts_json
+from .report import (
+    SCHEMA,
+    aggregate_columns,
+    arm_columns,
+    dumps,
+    encode,
+    indented,
+    transcripts_json,
+    truth_brief_of,
+)
 from .sources import DIGEST, campaign_digest
 from .store import Slim
 
@@ -124,6 +133,8 @@ class Report:
     trend: dict[str, Any] | None = None
     #: a merge of partial reports: the transcripts more than one part judged (`merge`)
     merge: dict[str, Any] | None = None
+    #: the truth file in play: its path, digest, questions (`truth.Truth.to_dict`); None: none
+    truth: dict[str, Any] | None = None
 
     @property
     def failed(self) -> list[Outcome]:
@@ -145,12 +156,15 @@ class Report:
         yield after
 
     def _document(self, transcripts: Any) -> dict[str, Any]:
+        # A report without a truth file has no "truth" key at all (the same bytes as before it).
+        truth = {} if self.truth is None else {"truth": self.truth}
         return {
             "schema": SCHEMA,
             "plugin_version": __version__,
             "run": self.run,
             "campaign": self.campaign,
             "fingerprint": self.fingerprint,
+            **truth,
             "options": self.options.to_dict(),
             "coverage": self.coverage.to_dict(),
             "merge": self.merge,
@@ -180,8 +194,14 @@ def build(
     max_drop: float | None = None,
     metric_gates: Sequence[Gate] = (),
     metric_baseline_gates: Sequence[Gate] = (),
+    truth: Mapping[str, Any] | None = None,
+    questions: Sequence[str] = (),
 ) -> Report:
-    """Aggregate the records, compare arms (and the baseline), decide every gate."""
+    """Aggregate the records, compare arms (and the baseline), decide every gate.
+
+    ``truth``: the truth file in play (`truth.Truth.to_dict`, with ``found``) and
+    ``questions`` its question ids, each of which the report warns of when it covers
+    no transcript of this run."""
     # Dicts, or `store.Slim` views that read like them.
     recs: list[Any] = sorted(records, key=lambda r: r["path"])
     # Each record read once, for every figure below: its arm's columns.
@@ -219,8 +239,15 @@ def build(
         "transcripts": len(pairs),
         "without_digest": sum(1 for _, d in pairs if d is None),
     }
-    return Report(campaign, options, coverage, arms, pooled, comparison, base, outcomes,
-                  recs, ignored, notes, metrics_cmp, fingerprint)  # fmt: skip
+    report = Report(campaign, options, coverage, arms, pooled, comparison, base, outcomes,
+                    recs, ignored, notes, metrics_cmp, fingerprint)  # fmt: skip
+    if truth is not None:
+        report.truth = dict(truth)
+        used = {u[4] for r in recs if (b := truth_brief_of(r)) is not None for u in b["u"]}
+        for qid in questions:
+            if qid not in used:
+                notes.append(f"truth file: question {qid!r} covers no transcript of this run")
+    return report
 
 
 #: What a baseline's campaign is to this one, by the digests of their transcripts' bytes.

@@ -293,6 +293,11 @@ class Collector:
     copies: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: the session this transcript is, in a file that holds many (a database): `Reader.sessions`
     session: str = ""
+    #: the main thread's first user prompt (a truth file's ``prompt`` is searched in it)
+    prompt: str | None = None
+    #: per file read, in reading order: (its path, the tool ids seen and ``result`` answers
+    #: kept before it, the last main-thread text then): where each turn's segment starts
+    segments: list[tuple[str, int, int, str]] = field(default_factory=list)
     _requests: set[str] = field(default_factory=set)
     _anon: int = 0
 
@@ -505,6 +510,8 @@ class Collector:
         """A user message: its tool results; on the main thread also what it adds to the window."""
         content = message.get("content")
         timeline = self.timeline
+        if main and self.prompt is None:
+            self._first_prompt(content)
         if not isinstance(content, list):
             if main and isinstance(content, str):
                 timeline.add(len(content))
@@ -518,6 +525,29 @@ class Collector:
                 self.tool_result(block, extra)
             elif main:
                 timeline.add(len(_piece(block)))
+
+    def _first_prompt(self, content: Any) -> None:
+        """The main thread's first user text (a string, or its text blocks joined), if any."""
+        if isinstance(content, str):
+            text = content
+        elif isinstance(content, list):
+            text = "".join(
+                [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
+                 and isinstance(b.get("text"), str)]
+            )  # fmt: skip
+        else:
+            return
+        if text.strip():
+            self.prompt = text
+
+    def asked(self, text: str) -> None:
+        """The user's prompt, as another agent's reader reads it: the first one is kept."""
+        if self.prompt is None and isinstance(text, str) and text.strip():
+            self.prompt = text
+
+    def segment(self, path: str) -> None:
+        """A file of the transcript starts being read (a turn's segment, or a subagent's file)."""
+        self.segments.append((path, len(self.seen_tool_ids), len(self.answers), self.last_text))
 
     def family_of(self, tool_use_id: str) -> str:
         return self.families.get(tool_use_id, "other")

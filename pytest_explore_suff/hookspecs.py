@@ -27,3 +27,17 @@ def pytest_explore_suff_readers(config: pytest.Config) -> Any:
     A plug-in's readers are tried before the built-in ones, which register through
     this hook too; a reader named like a built-in one replaces it.
     """
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_explore_suff_judge(question: dict[str, Any], answer: str, transcript: str) -> Any:
+    """Judge one answer against one question of the truth file (``docs/ground-truth.md``).
+
+    ``question``: the question's table as the truth file gives it; ``answer``: the
+    answer text (the allocation metric's answer, restricted to the question's turn);
+    ``transcript``: the transcript's path in the campaign. Return None (no opinion) or
+    a mapping ``{"verdict": "pass" | "partial" | "fail", "score": 0-100, "note": str}``
+    (score and note optional). Called where the item runs (xdist workers too), once per
+    judge, question and answer text: the verdicts are kept in pytest's cache directory.
+    A judge that raises, or returns anything else, fails that transcript's item.
+    """

@@ -9,15 +9,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from .allocation import allocation
+from .allocation import Section, allocation
 from .classify import Verdict
 from .events import Collector
 from .occupancy import DEFAULT_WINDOW, occupancy
 
 
-def measure(verdict: Verdict, collector: Collector, window: int = DEFAULT_WINDOW) -> dict[str, Any]:
+def measure(
+    verdict: Verdict,
+    collector: Collector,
+    window: int = DEFAULT_WINDOW,
+    sections: dict[str, list[Section]] | None = None,
+) -> dict[str, Any]:
     """The record's ``allocation``, ``occupancy`` and ``tokens_processed`` fields, with the
-    reasons a metric could not be computed (M6: never silently zero)."""
+    reasons a metric could not be computed (M6: never silently zero). ``sections``: gets
+    each judged response's returned-file sections, by call id (`allocation.sections`)."""
     calls = verdict.calls
     if len(calls) > 1:  # most transcripts have one explore call or none
         order = collector.seen_tool_ids
@@ -30,7 +36,7 @@ def measure(verdict: Verdict, collector: Collector, window: int = DEFAULT_WINDOW
             # The classifier's markers are the text's, unless the metric text differs (several blocks).
             marks = collector.marks.get(call.id) if whole is None else None
             responses.append((call.id, result.text if whole is None else whole, marks))
-    alloc, alloc_why = allocation(responses, collector.answer(), collector.spec.marker)
+    alloc, alloc_why = allocation(responses, collector.answer(), collector.spec.marker, sections)
     occ, occ_why = occupancy(collector.timeline, collector.family_of, window)
     return {
         "allocation": alloc,

@@ -258,19 +258,29 @@ class TranscriptItem(pytest.Item):
             else "; ".join(why) if excluded else ""
         )  # fmt: skip
         status = "error" if failing else "skipped" if excluded else "classified"
+        truth = settings.truth
+        sections: dict[str, Any] | None = {} if truth is not None else None
+        rec = record(
+            t,
+            status=status,
+            reason=reason,
+            verdict=verdict,
+            collector=collector,
+            window=settings.window,
+            digest=digests.hexdigest(),
+            sections=sections,
+        )
+        if truth is not None and not failing:
+            from .ground import apply
+
+            try:
+                apply(self.config, truth, rec, t, verdict, collector, sections or {})
+            except TranscriptError as exc:
+                self._keep(record(t, status="error", reason=str(exc), digest=rec["digest"]))
+                raise
         # The record first: whatever a warning filter turns the notes below into,
         # the transcript is in the report.
-        self._keep(
-            record(
-                t,
-                status=status,
-                reason=reason,
-                verdict=verdict,
-                collector=collector,
-                window=settings.window,
-                digest=digests.hexdigest(),
-            )
-        )
+        self._keep(rec)
         notes = (*t.notes, *collector.warnings)
         if notes:
             _no_source_line(self.location[0])

@@ -162,6 +162,12 @@ class Settings:
         )
         self.trend_fail: bool = bool(opt("explore_suff_trend_fail"))
         self.markdown: str | None = path_opt("explore_suff_md")
+        #: the truth file named (None: the campaign's own, if any; "none": no truth file)
+        self.truth_path: str | None = path_opt("explore_suff_truth")
+        #: the truth file in play, loaded at configure (`truth.Truth`), and whether it is the
+        #: campaign's own (found at its root, not named)
+        self.truth: Any = None
+        self.truth_found = False
 
 
 def _user_path(value: str) -> str:
@@ -550,6 +556,13 @@ OPTIONS: tuple[Option, ...] = (
         action="store_true",
         help="fail when this run's sufficient share or allocation efficiency is worse, beyond "
         "noise, than the best of the trend's earlier runs",
+    ),
+    Option(
+        "--explore-suff-truth",
+        "explore_suff_truth",
+        metavar="FILE",
+        help="grade the answers against the ground truth of the TOML file FILE (default: the "
+        "campaign's explore-suff-truth.toml, if it has one; 'none' to use none)",
     ),
     Option(
         "--explore-suff-md",

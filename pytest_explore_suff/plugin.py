@@ -101,6 +101,11 @@ class CampaignHooks:
 
         return builtin_readers()
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_explore_suff_judge(self) -> Any:
+        # The built-in judge: no opinion (the truth file's rules decide). A plug-in's comes first.
+        return None
+
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         self.session.unconfigure(config)
 

@@ -38,11 +38,13 @@ def record(
     collector: Collector | None = None,
     window: int = DEFAULT_WINDOW,
     digest: str | None = None,
+    sections: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The JSON-ready record of one transcript (also what travels on its test report)."""
+    """The JSON-ready record of one transcript (also what travels on its test report).
+    ``sections``: gets each judged response's returned-file sections (the ground truth's)."""
     v = (verdict or Verdict()).to_dict()
     if verdict is not None and collector is not None:
-        metrics = measure(verdict, collector, window)
+        metrics = measure(verdict, collector, window, sections)
     else:
         metrics = {"allocation": None, "allocation_reason": NOT_JUDGED, "occupancy": None,
                    "occupancy_reason": NOT_JUDGED, "tokens_processed": None}  # fmt: skip
@@ -356,7 +358,109 @@ def _summary(c: Columns) -> dict[str, Any]:
     agg["intervals"] = {k: stats.share(c.clusters(k)).to_dict() for k in KEYS}
     agg["figures"] = figures(c.recs)
     agg["allocation"], agg["occupancy"] = metric_summaries(c.recs)
+    truth = truth_summary(c.recs)
+    if truth is not None:  # only when a truth file is in play: the report is otherwise unchanged
+        agg["truth"] = truth
     return agg
+
+
+#: The verdicts of an answer unit, in the order reports list them.
+VERDICTS = ("pass", "partial", "fail", "unjudged")
+
+
+def truth_brief_of(rec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the arm's truth figures read of a record (None: no truth file in play): per
+    answer unit [verdict (the judge's, when one gave it), calls per bucket, gold recall,
+    gold first, question id], and per judged call of a covered unit [gold characters, envelope]."""
+    if hasattr(rec, "truth_brief"):  # a `store.Slim`: what its store kept
+        return rec.truth_brief  # type: ignore[no-any-return]
+    entries = rec.get("truth")
+    if not isinstance(entries, list):
+        return None
+    calls = {c.get("id"): c for c in rec.get("calls") or () if isinstance(c, Mapping)}
+    alloc = rec.get("allocation")
+    envelopes = {c["id"]: c["envelope"] for c in alloc["calls"]} if isinstance(alloc, Mapping) else {}
+    units = []
+    gold = []
+    for e in entries:
+        judge = e.get("judge")
+        verdict = judge["verdict"] if isinstance(judge, Mapping) and judge.get("verdict") else e["verdict"]
+        counts: dict[str, int] = {}
+        for cid in e.get("calls") or ():
+            c = calls.get(cid)
+            if c is not None:
+                counts[c["bucket"]] = counts.get(c["bucket"], 0) + 1
+                share, envelope = c.get("gold_share"), envelopes.get(cid)
+                if share is not None and envelope is not None:
+                    gold.append([round(share * envelope), envelope])
+        units.append([verdict, counts, e.get("gold_recall"), e.get("gold_first"), e.get("question")])
+    return {"u": units, "g": gold}
+
+
+def truth_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """An arm's ground-truth figures over its records' answer units (None: no truth file).
+
+    ``correct_share`` (pass over pass, partial and fail) and ``false_sufficient`` (of the
+    ``sufficient`` calls in units with such a verdict, the share in units that failed)
+    have 95% intervals clustered by transcript (`stats.share`)."""
+    briefs = [b for b in map(truth_brief_of, recs) if b is not None]
+    if not briefs:
+        return None
+    verdicts = dict.fromkeys(VERDICTS, 0)
+    crosstab = {k: dict.fromkeys(VERDICTS, 0) for k in KEYS}
+    units = no_question = 0
+    correct: list[tuple[int, int]] = []
+    wrong: list[tuple[int, int]] = []
+    recalls: list[float] = []
+    firsts: list[bool] = []
+    for b in briefs:
+        if not b["u"]:
+            no_question += 1
+            continue
+        passed = judged = failed_suff = suff = 0
+        for verdict, counts, recall, first, _ in b["u"]:
+            units += 1
+            verdicts[verdict] += 1
+            for bucket, n in counts.items():
+                crosstab[bucket][verdict] += n
+            if verdict != "unjudged":
+                judged += 1
+                passed += verdict == "pass"
+                s = counts.get("sufficient", 0)
+                suff += s
+                if verdict == "fail":
+                    failed_suff += s
+            if recall is not None:
+                recalls.append(recall)
+            if first is not None:
+                firsts.append(first)
+        correct.append((passed, judged))
+        wrong.append((failed_suff, suff))
+    gold = [g for b in briefs for g in b["g"]]
+    envelope = sum(e for _, e in gold)
+    correct_share = stats.share(correct)
+    false_sufficient = stats.share(wrong)
+    return {
+        "questions": units,
+        "no_question": no_question,
+        "verdicts": verdicts,
+        "correct_share": {"pass": correct_share.k, "judged": correct_share.n, **correct_share.to_dict()}
+        if correct_share.n else None,
+        "false_sufficient": {"fail": false_sufficient.k, "sufficient": false_sufficient.n,
+                             **false_sufficient.to_dict()} if false_sufficient.n else None,
+        "crosstab": crosstab,
+        "gold_share": {
+            "calls": len(gold),
+            "pooled": sum(g for g, _ in gold) / envelope if envelope else None,
+            "median": stats.median([g / e if e else 0.0 for g, e in gold]),
+        },
+        "gold_recall": {
+            "units": len(recalls),
+            "median": stats.median(recalls),
+            "full": sum(1 for r in recalls if r >= 1) / len(recalls) if recalls else None,
+        },
+        "gold_first": {"units": len(firsts), "share": sum(firsts) / len(firsts) if firsts else None},
+    }  # fmt: skip
 
 
 def clusters(recs: Iterable[Mapping[str, Any]], bucket: str) -> list[tuple[int, int]]:

@@ -43,6 +43,8 @@ def configure(config: pytest.Config) -> None:
     if worker is None:
         _check_root(root, settings.root)
     settings.root = root
+    if not (config.option.help or config.option.version):
+        _load_truth(settings, root)
     if settings.baseline_path and worker is None:
         try:
             if not os.path.exists(settings.baseline_path) and settings.baseline_spec:
@@ -86,6 +88,35 @@ def configure(config: pytest.Config) -> None:
     config.stash[reporter_key] = reporter
     config.pluginmanager.register(reporter, "explore-suff-reporter")
     config.pluginmanager.register(xdist.Controller(config), XDIST_CONTROLLER)
+
+
+def _load_truth(settings: Settings, root: str) -> None:
+    """The truth file in play (`truth.Truth`, read and validated once per process, before
+    any item runs): the one named, else the campaign's own; a bad one is a usage error."""
+    named = settings.truth_path
+    if named == "none":
+        return
+    if named is None and not _may_hold_truth(root):
+        return
+    from . import truth
+
+    try:
+        if named is not None:
+            settings.truth = truth.load(named)
+        elif (found := truth.find(root)) is not None:
+            where, data = found
+            settings.truth = truth.load(where, data=data)
+            settings.truth_found = True
+    except truth.TruthError as exc:
+        raise pytest.UsageError(f"--explore-suff-truth: {exc}") from None
+
+
+def _may_hold_truth(root: str) -> bool:
+    """Whether the campaign may hold a truth file at its root: an archive (its listing
+    says), or a folder with the file (one stat: the usual run imports no truth code)."""
+    from .sources import TRUTH_NAME
+
+    return is_archive(root) or os.path.isfile(os.path.join(root, TRUTH_NAME))
 
 
 def _freeze_survivors(config: pytest.Config) -> None:
@@ -255,6 +286,7 @@ class Reporter:
             max_drop=settings.max_drop,
             metric_gates=settings.metric_gates,
             metric_baseline_gates=settings.metric_baseline_gates,
+            **self._truth(),
         )
         self._history(self.report)
         self._write(self.report)
@@ -265,6 +297,14 @@ class Reporter:
         if self.write_errors and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
         self._junit_properties()
+
+    def _truth(self) -> dict[str, Any]:
+        """What the report takes of the truth file in play (nothing when there is none)."""
+        truth = self.settings.truth
+        if truth is None:
+            return {}
+        info = {**truth.to_dict(), "path": shown(truth.path), "found": self.settings.truth_found}
+        return {"truth": info, "questions": [q.id for q in truth.questions]}
 
     def _history(self, report: Report) -> None:
         """The run's number, name and commit when it is saved; the trend over the saved runs."""

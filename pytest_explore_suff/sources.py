@@ -52,6 +52,9 @@ def logical_name(name: str) -> str:
     return name[:-3] if name.endswith((".jsonl.gz", ".json.gz")) else name
 
 
+#: The ground-truth file a campaign can hold at its root (``docs/ground-truth.md``).
+TRUTH_NAME = "explore-suff-truth.toml"
+
 #: Directories that hold no transcripts, only bulk (``__MACOSX``: the resource forks a
 #: macOS Finder zip adds beside its folder): never walked, and their archive members skipped.
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".hg", ".svn", "__MACOSX"})
@@ -279,6 +282,8 @@ class ArchiveSource:
         self.sidecars: set[str] = set()  # relative names of the subagents' .meta.json(.gz) files
         #: relative names of the SQLite databases in it (an agent's: listed, never read in place)
         self.databases: list[str] = []
+        #: the campaign's truth file at its top level (`TRUTH_NAME`), if the archive holds one
+        self.truth: str | None = None
         self._extract: Callable[[str], BinaryIO]  # a member's stored bytes; FileNotFoundError if none
         self._closers: list[Callable[[], None]] = []
         # Closed by close(), or when garbage collected (a library caller that forgot).
@@ -361,6 +366,7 @@ class ArchiveSource:
         safe: list[tuple[str, str]] = []  # (clean name, member name)
         databases: list[str] = []
         others: list[str] = []
+        truths: list[tuple[str, str]] = []  # a truth file's candidates (clean name, member name)
         for name, regular in entries:
             clean = posixpath.normpath(name.replace("\\", "/"))
             if name.startswith(("/", "\\")) or clean == ".." or clean.startswith("../") or ":" in name[:3]:
@@ -372,6 +378,8 @@ class ArchiveSource:
                 others.append("/".join(folders[: skipped + 1]) + "/")
                 continue
             if not (is_transcript_name(clean) or is_sidecar_name(clean)):
+                if regular and clean.rpartition("/")[2] == TRUTH_NAME:
+                    truths.append((clean, name))
                 if clean.lower().endswith(DATABASE_SUFFIXES) and regular:
                     databases.append(clean)
                 else:
@@ -401,6 +409,11 @@ class ArchiveSource:
                     self.files.append(rel)
                 else:
                     self.sidecars.add(rel)
+        for clean, name in truths:  # at the campaign's top level: readable with `open`
+            rel = clean[len(top) :] if top and clean.startswith(top) else clean
+            if rel == TRUTH_NAME:
+                out[rel] = name
+                self.truth = rel
         return out
 
     def open(self, rel: str) -> BinaryIO:

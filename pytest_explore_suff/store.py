@@ -33,6 +33,7 @@ from .report import (
     pack_brief,
     pack_totals,
     run_totals,
+    truth_brief_of,
     unpack_brief,
     unpack_totals,
 )
@@ -144,6 +145,11 @@ class Slim(Mapping[str, Any]):
         """What `report.brief_of` reads of the record's metrics."""
         return self._store.brief(self._row)
 
+    @property
+    def truth_brief(self) -> Any:
+        """What `report.truth_brief_of` reads of the record's ground truth (None: no truth file)."""
+        return self._store._truth.get(self._row)
+
 
 class _Block:
     """The arrays of `_BLOCK` rows: each row's items side by side (`_PLACE` of them in
@@ -161,7 +167,7 @@ class _Block:
 
 #: What a store keeps of a record (`kept`): path, arm, group, status, reason, counts, tools,
 #: agent, answered, errored, concurrent, run totals (`report.run_totals`), the metrics'
-#: brief (`report.brief_of`), digest.
+#: brief (`report.brief_of`), digest, the ground truth's brief (`report.truth_brief_of`).
 Kept = tuple[Any, ...]
 #: A record as an item ships it (`shipped`): the bytes the report will hold and what the
 #: store keeps of it, as it is, or (from an xdist worker, `over_the_wire`) as JSON.
@@ -175,7 +181,7 @@ def kept(rec: Mapping[str, Any]) -> Kept:
         rec.get("tools") or {},
         rec.get("agent", ""),  # the arm's agents (a report of schema 1 has none)
         rec["answered"], rec["errored"], rec["concurrent"],
-        run_totals(rec), brief_of(rec), rec.get("digest"),
+        run_totals(rec), brief_of(rec), rec.get("digest"), truth_brief_of(rec),
     )  # fmt: skip
 
 
@@ -226,6 +232,9 @@ class RecordStore:
         self._rows: dict[str, int] | None = None  # path -> row, made on the first look-up by path
         self._blocks: list[_Block] = []  # row r: block r // _BLOCK, its row r % _BLOCK
         self._odd_totals: dict[int, Totals] = {}  # by row: run totals no double holds (`pack_totals`)
+        #: by row: what the truth figures read of a record (`report.truth_brief_of`), when a
+        #: truth file is in play (no entry otherwise)
+        self._truth: dict[int, Any] = {}
         self._values: list[Any] = []
         self._value_refs: dict[Any, int] = {}  # a string -> its index in _values
         self._dict_refs: dict[tuple[Any, ...], int] = {}  # a dict's pairs -> its index in _values
@@ -240,7 +249,8 @@ class RecordStore:
             # encode first: a record that cannot be encoded fails here, not at the end
             data, fields = indented(shipped), kept(shipped)
         (path, arm, group, status, reason, counts, tools, agent,
-         answered, errored, concurrent, totals, brief, digest) = fields  # fmt: skip
+         answered, errored, concurrent, totals, brief, digest, *rest) = fields  # fmt: skip
+        truth = rest[0] if rest else None
         # The whole row before any of it is stored: a field that does not fit fails here, rows intact.
         numbers = array("q", [answered, errored, concurrent])
         refs = array("I", [self._ref(arm), self._ref(group), self._ref(status), self._ref(reason)])
@@ -270,6 +280,10 @@ class RecordStore:
             self._odd_totals[row] = totals
         elif self._odd_totals:
             self._odd_totals.pop(row, None)
+        if truth is not None:
+            self._truth[row] = truth
+        elif self._truth:
+            self._truth.pop(row, None)
 
     def _new_row(self, path: str) -> int:
         row = len(self._paths)

@@ -299,6 +299,49 @@ def occupancy_table(arms: dict[str, dict[str, Any]], width: int = 10_000) -> str
     return f"{title}\n{table}"
 
 
+def truth_line(truth: Mapping[str, Any]) -> str:
+    """Which truth file graded the answers (and that it is the campaign's own, when found)."""
+    own = " (the campaign's own: no --explore-suff-truth named one)" if truth.get("found") else ""
+    return (f"truth file: {clean(truth['path'])}{own}, {plural(truth['questions'], 'question')}, "
+            f"digest {truth['digest'][:12]}")  # fmt: skip
+
+
+def truth_table(arms: dict[str, dict[str, Any]], width: int = 10_000) -> str | None:
+    """The ground truth per arm (only when a truth file is in play): verdicts, the correct
+    share and false sufficient with their 95% intervals, the gold files' share and recall."""
+    columns = [(name, agg["truth"]) for name, agg in arms.items() if agg.get("truth")]
+    if not columns:
+        return None
+
+    def share_cell(s: Mapping[str, Any] | None, k: str, n: str) -> str:
+        if not s:
+            return "-"
+        return f"{s[k]}/{s[n]} {percent(s['share'])} [{_pct(s['lo'])}-{_pct(s['hi'])}]"
+
+    def maybe(x: float | None) -> str:
+        return "-" if x is None else percent(x)
+
+    rows: list[list[object]] = [
+        ["answer units (no question)", *(f"{t['questions']} ({t['no_question']})" for _, t in columns)],
+        ["pass / partial / fail",
+         *("{pass} / {partial} / {fail}".format(**t["verdicts"]) for _, t in columns)],
+        ["unjudged (gold files only)", *(t["verdicts"]["unjudged"] for _, t in columns)],
+        ["correct [95%]", *(share_cell(t["correct_share"], "pass", "judged") for _, t in columns)],
+        ["sufficient, then wrong [95%]",
+         *(share_cell(t["false_sufficient"], "fail", "sufficient") for _, t in columns)],
+        ["gold share, pooled (median call)",
+         *(f"{maybe(t['gold_share']['pooled'])} ({maybe(t['gold_share']['median'])})" for _, t in columns)],
+        ["gold recall, median (all found)",
+         *(f"{maybe(t['gold_recall']['median'])} ({maybe(t['gold_recall']['full'])})" for _, t in columns)],
+        ["gold file first", *(maybe(t["gold_first"]["share"]) for _, t in columns)],
+    ]  # fmt: skip
+    title = (
+        "ground truth (answers graded per question; 'sufficient, then wrong': of the sufficient "
+        "calls, those in failed answers):"
+    )
+    return f"{title}\n{_metric_table(rows, [clean(n) for n, _ in columns], width)}"
+
+
 #: The mark of an occupancy figure that includes estimates (M10), and what it means.
 ESTIMATED = "~"
 ESTIMATED_NOTE = "~ includes estimated figures (the log gives the window only at the end)"
@@ -383,12 +426,17 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
     if report.comparison:
         yield Line("")
         yield from _table(comparison_table(report.comparison, width))
-    for block in (allocation_table(report.arms, width), occupancy_table(report.arms, width)):
+    blocks = [allocation_table(report.arms, width), occupancy_table(report.arms, width)]
+    if report.truth is not None:
+        blocks.append(truth_table(report.arms, width))
+    for block in blocks:
         if block is not None:
             title, table = block.split("\n", 1)
             yield Line("")
             yield Line(title)  # prose: folded to the width, as the table is fitted
             yield from _table(table)
+    if report.truth is not None:
+        yield Line(truth_line(report.truth))
     pair = report.metrics_comparison
     if pair and (line := residual_line(pair)) is not None:
         yield Line(line)

@@ -314,6 +314,7 @@ def events(
         stream = collector.open_file(path)
     except (OSError, ArchiveError) as exc:
         raise Unreadable(f"cannot open {os.path.basename(path)}: {_why(exc)}") from None
+    collector.segment(path)
     # A file of a million garbage lines must not make a list of a million numbers:
     # the counts, and the first few line numbers for the warnings.
     corrupt_at = _Lines()

@@ -1,0 +1,312 @@
+"""Ground truth (docs/ground-truth.md): the truth file, what its questions cover, the
+figures and verdicts in the records and the arms, and what a run without one keeps."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import Run, ab_campaign, no_explore_run, response
+from helpers import RunCampaign
+
+from pytest_explore_suff import truth as T
+
+GOOD = """version = 1
+[[question]]
+id = "express-send"
+group = "express"
+answer = ["lib/response.js", "lib/utils.js"]
+symbols = ["res.send", "setHeader"]
+must = ['Content-Type']
+min_symbols = 0.5
+"""
+
+
+def answered_run(returned: list[str], answer: str, prompt: str | None = None) -> Run:
+    run = Run()
+    if prompt is not None:
+        run.events.append({"type": "user", "message": {"role": "user", "content": prompt}, "session_id": "s"})
+    run.step(run.explore("q"), response(returned))
+    run.step(run.use("Edit", file_path=returned[0] if returned else "x.js"))
+    run.finish(answer)
+    return run
+
+
+@pytest.fixture
+def truth_campaign(pytester: pytest.Pytester) -> Path:
+    root = pytester.path / "ab"
+    ab_campaign(
+        root,
+        with_runs=[
+            answered_run(
+                ["lib/response.js", "lib/other.js"], "res.send sets Content-Type (`lib/response.js`)"
+            ),
+            answered_run(["lib/x.js"], "no idea"),
+        ],
+        without_runs=[no_explore_run()],
+    )
+    (root / "explore-suff-truth.toml").write_text(GOOD, encoding="utf-8")
+    return root
+
+
+# -- the truth file: every bad case is a usage error of one line ------------------------------
+
+BAD_FILES = {
+    "not TOML": ("version = 1\n[[question]\n", r"not TOML"),
+    "not UTF-8": (b"version = 1\n# \xff\xfe\n", r"not TOML: not UTF-8"),
+    "unknown top-level key": ("version = 1\nquestions = []\n", r"key 'questions': unknown key"),
+    "unknown question key": (
+        'version = 1\n[[question]]\nid = "a"\ngroup = "g"\nanswer = []\nsymbol = ["x"]\n',
+        r"question 'a', key 'symbol': unknown key",
+    ),
+    "unknown defaults key": ("version = 1\n[defaults]\nmin_symbol = 0.5\n", r"key 'defaults.min_symbol'"),
+    "bad must regex": (
+        'version = 1\n[[question]]\nid = "a"\ngroup = "g"\nanswer = []\nmust = ["(unclosed"]\n',
+        r"question 'a', key 'must': not a valid regular expression",
+    ),
+    "bad must_not regex": (
+        'version = 1\n[[question]]\nid = "a"\ngroup = "g"\nanswer = []\nmust_not = ["a**+"]\n',
+        r"question 'a', key 'must_not': not a valid regular expression",
+    ),
+    "bad prompt regex": (
+        'version = 1\n[[question]]\nid = "a"\nprompt = "[x"\nanswer = []\n',
+        r"question 'a', key 'prompt': not a valid regular expression",
+    ),
+    "bad answer glob": (
+        'version = 1\n[[question]]\nid = "a"\ngroup = "g"\nanswer = ["lib/a**.js"]\n',
+        r"question 'a', key 'answer': not a valid glob",
+    ),
+    "bad incidental glob": (
+        'version = 1\n[[question]]\nid = "a"\ngroup = "g"\nanswer = []\nincidental = ["dist//x.js"]\n',
+        r"question 'a', key 'incidental': not a valid glob",
+    ),
+    "duplicate id": (
+        'version = 1\n[[question]]\nid = "a"\ngroup = "g"\nanswer = []\n'
+        '[[question]]\nid = "a"\ngroup = "h"\nanswer = []\n',
+        r"question 'a': duplicate id",
+    ),
+    "neither group nor prompt": (
+        'version = 1\n[[question]]\nid = "a"\nanswer = []\n',
+        r"question 'a': needs 'group' or 'prompt'",
+    ),
+    "min_symbols 0": (
+        'version = 1\n[[question]]\nid = "a"\ngroup = "g"\nanswer = []\nmin_symbols = 0\n',
+        r"question 'a', key 'min_symbols': must be in \(0, 1\]",
+    ),
+    "min_symbols above 1": ("version = 1\n[defaults]\nmin_symbols = 1.5\n", r"key 'defaults.min_symbols'"),
+    "unknown version": ("version = 2\n", r"key 'version': unknown version 2"),
+    "no version": ('[[question]]\nid = "a"\ngroup = "g"\nanswer = []\n', r"key 'version': missing"),
+    "no id": ('version = 1\n[[question]]\ngroup = "g"\nanswer = []\n', r"question #1, key 'id'"),
+    "no answer": ('version = 1\n[[question]]\nid = "a"\ngroup = "g"\n', r"question 'a', key 'answer'"),
+    "bad turn": (
+        'version = 1\n[[question]]\nid = "a"\ngroup = "g"\nanswer = []\nturn = 0\n',
+        r"question 'a', key 'turn'",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_a_bad_truth_file_is_a_usage_error_of_one_line_naming_the_file_and_the_key(
+    case: str, pytester: pytest.Pytester, truth_campaign: Path
+) -> None:
+    content, expected = BAD_FILES[case]
+    bad = pytester.path / "bad-truth.toml"
+    if isinstance(content, bytes):
+        bad.write_bytes(content)
+    else:
+        bad.write_text(content, encoding="utf-8")
+    result = pytester.runpytest(f"--explore-suff={truth_campaign}", f"--explore-suff-truth={bad}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = [line for line in result.errlines if line.strip()]
+    assert len(errors) == 1, result.errlines
+    assert errors[0].startswith(f"ERROR: --explore-suff-truth: {bad}: ")
+    assert re.search(expected, errors[0]), errors[0]
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    assert not (pytester.path / "explore-suff.json").exists()
+
+
+def test_the_campaigns_own_bad_truth_file_is_a_usage_error_too(
+    pytester: pytest.Pytester, truth_campaign: Path
+) -> None:
+    (truth_campaign / "explore-suff-truth.toml").write_text("version = 7\n", encoding="utf-8")
+    result = pytester.runpytest(f"--explore-suff={truth_campaign}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --explore-suff-truth: */explore-suff-truth.toml: key 'version': *"])
+
+
+def test_a_missing_truth_file_is_a_usage_error(pytester: pytest.Pytester, truth_campaign: Path) -> None:
+    result = pytester.runpytest(f"--explore-suff={truth_campaign}", "--explore-suff-truth=nope.toml")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: --explore-suff-truth: nope.toml: cannot read it: *"])
+
+
+# -- globs and text matching ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "path", "matches"),
+    [
+        ("lib/response.js", "/tmp/t-base/lib/response.js", True),
+        ("lib/response.js", "lib/response.js", True),
+        ("lib/response.js", "mylib/response.js", False),
+        ("response.js", "lib/response.js", True),
+        ("lib/*.js", "lib/response.js", True),
+        ("lib/*.js", "lib/sub/response.js", False),
+        ("lib/?.js", "lib/a.js", True),
+        ("lib/?.js", "lib/ab.js", False),
+        ("**/*.min.js", "dist/vendor/jquery.min.js", True),
+        ("**/*.min.js", "jquery.min.js", True),
+        ("lib/**/x.js", "lib/a/b/x.js", True),
+        ("lib/**/x.js", "lib/x.js", True),
+        ("lib/**", "lib/a/b/x.js", True),
+        ("Lib/response.js", "lib/response.js", False),
+        ("lib/response.js", "C:\\repo\\lib\\response.js", True),
+        ("lib\\response.js", "/repo/lib/response.js", True),
+        ("/repo/lib/a.js", "/repo/lib/a.js", True),
+        ("/repo/lib/a.js", "/x/repo/lib/a.js", False),
+    ],
+)
+def test_a_pattern_matches_a_path_or_any_of_its_suffixes(pattern: str, path: str, matches: bool) -> None:
+    globs = T.Globs((pattern,), (re.compile(T.glob_regex(pattern)),))
+    assert globs.any(path) is matches
+
+
+def _question(**table: Any) -> T.Question:
+    doc = {"version": 1, "question": [{"id": "q", "group": "g", "answer": [], **table}]}
+    return T.parse(doc, "t.toml").questions[0]
+
+
+def test_a_symbol_is_found_only_between_ascii_non_word_characters() -> None:
+    q = _question(symbols=["res.send", "etag"])
+    assert T.verdict_of(q, "calls res.send() and etag")[1] == 1.0
+    assert T.verdict_of(q, "calls res.sendFile and etags")[1] == 0.0
+    assert T.verdict_of(q, "calls _res.send and etag_x")[1] == 0.0
+    # Non-ASCII letters are no word characters: the symbol is found beside them.
+    assert T.verdict_of(q, "のres.sendの etagé")[1] == 1.0
+
+
+def test_the_verdict_rules_apply_in_the_spec_order() -> None:
+    q = _question(symbols=["a1", "b2"], must=["C3"], must_not=["wrong"], min_symbols=0.5)
+    assert T.verdict_of(q, None) == ("fail", 0.0)
+    assert T.verdict_of(q, "a1 b2 C3 but wrong") == ("fail", 1.0)
+    assert T.verdict_of(q, "nothing here") == ("fail", 0.0)
+    assert T.verdict_of(q, "a1 C3") == ("pass", 0.5)
+    assert T.verdict_of(q, "a1 b2") == ("partial", 1.0)  # a must is missing
+    assert T.verdict_of(q, "C3") == ("partial", 0.0)  # the symbols fall short of min_symbols
+    assert T.verdict_of(_question(), "anything") == ("unjudged", None)
+    assert T.verdict_of(_question(), None) == ("unjudged", None)  # decided first
+    # must is searched with re.ASCII: \w does not match a non-ASCII letter
+    assert T.verdict_of(_question(must=[r"^\w+$"]), "é") == ("fail", None)
+
+
+# -- coverage ---------------------------------------------------------------------------------
+
+
+def test_a_transcript_two_questions_cover_fails_its_own_item_naming_both(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    (truth_campaign / "explore-suff-truth.toml").write_text(
+        GOOD + '[[question]]\nid = "other"\ngroup = "express"\nprompt = "."\nanswer = []\n', encoding="utf-8"
+    )
+    answered_run(["lib/a.js"], "x", prompt="a prompt").write(
+        truth_campaign / "express" / "run1" / "run-headless-with.jsonl"
+    )
+    result, doc = run_campaign(truth_campaign)
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*express/run1/run-headless-with.jsonl: the transcript is covered by two questions of the "
+         "truth file: 'express-send' and 'other'"]
+    )  # fmt: skip
+    assert doc is not None
+    failed = [t for t in doc["transcripts"] if t["status"] == "error"]
+    assert [t["path"] for t in failed] == ["express/run1/run-headless-with.jsonl"]
+
+
+def test_a_transcript_no_question_covers_counts_under_no_question(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    ab_campaign(truth_campaign, with_runs=[], without_runs=[no_explore_run()], repo="koa")
+    result, doc = run_campaign(truth_campaign)
+    assert doc is not None
+    koa = [t for t in doc["transcripts"] if t["group"] == "koa"]
+    assert [t["truth"] for t in koa] == [[]]
+    assert doc["arms"]["headless-without"]["truth"]["no_question"] == 1
+    assert doc["arms"]["headless-without"]["truth"]["questions"] == 1
+    result.stdout.fnmatch_lines(["answer units (no question)*2 (0)*1 (1)*"])
+
+
+def test_a_question_that_covers_nothing_is_a_warning_naming_it(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    (truth_campaign / "explore-suff-truth.toml").write_text(
+        GOOD + '[[question]]\nid = "lonely"\ngroup = "koa"\nanswer = []\n', encoding="utf-8"
+    )
+    result, _ = run_campaign(truth_campaign)
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(["warning: truth file: question 'lonely' covers no transcript of this run"])
+
+
+def test_a_prompt_question_covers_only_runs_whose_first_prompt_it_finds(
+    pytester: pytest.Pytester, run_campaign: RunCampaign
+) -> None:
+    root = pytester.path / "ab"
+    ab_campaign(
+        root,
+        with_runs=[
+            answered_run(["lib/a.js"], "a", prompt="How does res.send set the Content-Type?"),
+            answered_run(["lib/a.js"], "b", prompt="Something else"),
+            answered_run(["lib/a.js"], "c"),  # no prompt in its log
+        ],
+        without_runs=[],
+    )
+    (root / "explore-suff-truth.toml").write_text(
+        'version = 1\n[[question]]\nid = "p"\nprompt = \'res\\.send.*Content-Type\'\nanswer = ["lib/a.js"]\n',
+        encoding="utf-8",
+    )
+    _, doc = run_campaign(root)
+    assert doc is not None
+    covered = {t["path"].split("/")[1]: [u["question"] for u in t["truth"]] for t in doc["transcripts"]}
+    assert covered == {"run1": ["p"], "run2": [], "run3": []}
+
+
+# -- a run without a truth file ----------------------------------------------------------------
+
+
+def test_without_a_truth_file_the_report_and_summary_have_no_trace_of_it(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    (truth_campaign / "explore-suff-truth.toml").unlink()
+    result, doc = run_campaign(truth_campaign)
+    assert doc is not None
+    assert_no_truth(doc)
+    assert "ground truth" not in result.stdout.str()
+    assert "truth file" not in result.stdout.str()
+
+
+def assert_no_truth(doc: dict[str, Any]) -> None:
+    assert "truth" not in doc
+    assert all("truth" not in agg for agg in [*doc["arms"].values(), doc["pooled"]])
+    assert all("truth" not in t for t in doc["transcripts"])
+    assert all(
+        set(c) & {"gold_share", "incidental_share"} == set() for t in doc["transcripts"] for c in t["calls"]
+    )
+
+
+def test_none_switches_off_the_campaigns_own_truth_file(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    _, doc = run_campaign(truth_campaign, "--explore-suff-truth=none")
+    assert doc is not None
+    assert_no_truth(doc)
+
+
+def test_the_summary_says_the_campaigns_own_truth_file_is_used(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    result, doc = run_campaign(truth_campaign)
+    assert doc is not None and doc["truth"]["found"] is True
+    assert doc["truth"]["digest"] == T.digest_of((truth_campaign / "explore-suff-truth.toml").read_bytes())
+    out = " ".join(result.stdout.str().split())  # the line folds at the terminal's width
+    assert re.search(r"truth file: \S*/explore-suff-truth.toml \(the campaign's own[^)]*\), 1 question", out)
