@@ -44,7 +44,7 @@ def apply(
     `TranscriptError` (a `truth.Conflict`, a judge's failure) with one line."""
     try:
         units, shares = assess(
-            truth, transcript.group, collector, verdict.calls, sections, transcript.rel_files[0]
+            truth, transcript.group, collector, verdict.calls, sections, transcript.files[0]
         )
     except Conflict as exc:
         raise TranscriptError(str(exc)) from None
