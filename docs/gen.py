@@ -118,9 +118,14 @@ def _run(command: str, cwd: Path) -> tuple[str, int]:
     os.environ.update(COLUMNS=str(COLUMNS), NO_COLOR="1")
     os.chdir(cwd)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        # A cache of its own: each example is a first run (the verdict cache is empty).
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(io.StringIO()),
+            tempfile.TemporaryDirectory() as cache,
+        ):
             # Without pytest-shard (a test extra): it prints a line in every run, asked or not.
-            plugins = ["-p", "no:cacheprovider", "-p", "no:pytest-shard"]
+            plugins = ["-o", f"cache_dir={cache}", "-p", "no:pytest-shard"]
             status = pytest.main([*plugins, "--assert=plain", *argv[1:]])
     finally:
         os.chdir(old_cwd)

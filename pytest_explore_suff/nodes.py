@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import linecache
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pluggy
 import pytest
 
+from . import cache as verdicts
 from . import judge
+from .cache import CLASSIFIED, EXCLUDED, FAILING, NOT_TRANSCRIPT, Entry, Lookup, VerdictCache
 from .campaign import Campaign, Transcript, shown
-from .options import settings_key
-from .readers import TranscriptError
+from .jsonl import decode
+from .options import record_key, settings_key
+from .readers import TranscriptError, Unreadable
 from .registry import Readers, collect
 from .report import record
 from .sources import Digests
@@ -53,6 +57,50 @@ EXCLUSIONS = {
     "raced": "raced (a tool result says 'No such tool available': a start-up race)",
     "contaminated": "contaminated (the arm ran the codegraph CLI through Bash)",
 }
+
+
+#: The run's verdict cache in this process (None: off), opened at the first item.
+verdict_cache_key = pytest.StashKey["VerdictCache | None"]()
+#: How many transcripts came from the verdict cache (on the xdist controller: its workers').
+cache_hits_key = pytest.StashKey[int]()
+
+
+def verdict_cache(config: pytest.Config) -> VerdictCache | None:
+    """The verdict cache of this process, made at its first use: None when
+    ``--explore-suff-no-cache`` (or its ini twin) says so, or pytest's cacheprovider is
+    off (``-p no:cacheprovider``), or its folder cannot be made."""
+    try:
+        return config.stash[verdict_cache_key]
+    except KeyError:
+        pass
+    cache = None
+    settings = config.stash[settings_key]
+    provider = getattr(config, "cache", None)
+    if settings.cache and provider is not None:
+        key: tuple[Any, ...] = record_key(settings)
+        if settings.truth is not None:  # a judge plug-in's verdicts are in the records
+            from .ground import judge_name
+
+            key += (("judge", judge_name(config)),)
+        try:
+            cache = VerdictCache(str(provider.mkdir("explore-suff")), key)
+        except OSError:
+            cache = None
+    config.stash[verdict_cache_key] = cache
+    return cache
+
+
+def close_cache(config: pytest.Config) -> int | None:
+    """Write what the cache has still to write, and close it; how many transcripts it gave
+    (None: no cache was opened)."""
+    cache = config.stash.get(verdict_cache_key, None)
+    if cache is None:
+        return None
+    config.stash[verdict_cache_key] = None
+    with contextlib.suppress(OSError):
+        cache.close()
+    config.stash[cache_hits_key] = config.stash.get(cache_hits_key, 0) + cache.hits
+    return cache.hits
 
 
 class ExploreSuffWarning(UserWarning):
@@ -230,7 +278,14 @@ class TranscriptItem(pytest.Item):
     def runtest(self) -> None:
         settings = self.config.stash[settings_key]
         t = self.transcript
-        digests = Digests()
+        cache = verdict_cache(self.config)
+        found = verdicts.lookup(cache, t, readers_of(self.config)) if cache is not None else None
+        if found is not None:
+            assert cache is not None
+            entry = cache.get(found.key)
+            if entry is not None and self._replay(entry):
+                return
+        digests = Digests(found.whole if found is not None else None)
         try:
             verdict, collector = judge(
                 t.kind,
@@ -245,11 +300,13 @@ class TranscriptItem(pytest.Item):
             )
         except TranscriptError as exc:
             self._keep(record(t, status="error", reason=str(exc), digest=digests.hexdigest()))
+            if not isinstance(exc, Unreadable):  # an I/O error may pass: read it again next time
+                self._cache(cache, found, NOT_TRANSCRIPT, (), digests)
             raise
         except Exception as exc:  # a bug of ours: fail this item, keep the transcript in the report
             bug = f"internal error: {type(exc).__name__}: {exc}"
             self._keep(record(t, status="error", reason=bug, digest=digests.hexdigest()))
-            raise
+            raise  # not cached: the next run judges it again
         why = [EXCLUSIONS[flag] for flag in EXCLUSIONS if getattr(verdict, flag)]
         excluded = bool(why) and not settings.keep_excluded
         failing = settings.strict and collector.corrupt
@@ -258,6 +315,7 @@ class TranscriptItem(pytest.Item):
             else "; ".join(why) if excluded else ""
         )  # fmt: skip
         status = "error" if failing else "skipped" if excluded else "classified"
+        outcome = FAILING if failing else EXCLUDED if excluded else CLASSIFIED
         truth = settings.truth
         sections: dict[str, Any] | None = {} if truth is not None else None
         rec = record(
@@ -277,25 +335,67 @@ class TranscriptItem(pytest.Item):
                 apply(self.config, truth, rec, t, verdict, collector, sections or {})
             except TranscriptError as exc:
                 self._keep(record(t, status="error", reason=str(exc), digest=rec["digest"]))
-                raise
+                raise  # not cached: judged again next time
         # The record first: whatever a warning filter turns the notes below into,
         # the transcript is in the report.
         self._keep(rec)
-        notes = (*t.notes, *collector.warnings)
+        self._cache(cache, found, outcome, collector.warnings, digests)
+        self._ending(outcome, collector.warnings, verdict.answered, verdict.counts["sufficient"])
+
+    def _cache(
+        self, cache: VerdictCache | None, found: Lookup | None, outcome: int, warnings: Sequence[str],
+        digests: Digests,
+    ) -> None:  # fmt: skip
+        if cache is not None and found is not None:
+            verdicts.store(cache, found, self.transcript, self.record, outcome, warnings,
+                           digests.opened, digests.missing)  # fmt: skip
+
+    def _ending(self, outcome: int, warnings: Sequence[str], answered: int, sufficient: int) -> None:
+        """What the item does once its record is kept: its warnings, then it fails, is
+        skipped or passes with its user properties (the same whether judged or replayed)."""
+        notes = (*self.transcript.notes, *warnings)
         if notes:
             _no_source_line(self.location[0])
         for note in notes:
             # Located at the transcript (reportinfo), not at this line of the plugin.
             self.warn(ExploreSuffWarning(clean(note)))
-        if failing:
-            raise TranscriptError(reason)
+        if outcome == FAILING:
+            raise TranscriptError(self._reason())
         self.user_properties = [
             *self.user_properties,
-            _property("answered", verdict.answered),
-            _property("sufficient", verdict.counts["sufficient"]),
+            _property("answered", answered),
+            _property("sufficient", sufficient),
         ]
-        if excluded:
-            raise pytest.skip.Exception(f"excluded: {reason}", _use_item_location=True)
+        if outcome == EXCLUDED:
+            raise pytest.skip.Exception(f"excluded: {self._reason()}", _use_item_location=True)
+
+    def _reason(self) -> str:
+        shipment = self.record
+        if isinstance(shipment, tuple):
+            row = shipment[1]
+            return str((decode(row) if isinstance(row, bytes) else row)[4])
+        return str(shipment["reason"]) if shipment is not None else ""
+
+    def _replay(self, entry: Entry) -> bool:
+        """The item as it ended when ``entry`` was kept, without reading the transcript:
+        False (judge it) when a file its reader found missing then is there now."""
+        t = self.transcript
+        if entry.absent and any(os.path.lexists(os.path.join(t.root, rel)) for rel in entry.absent):
+            return False
+        row = entry.row
+        assert row is not None
+        if hasattr(self.config, "workerinput"):
+            self.record = (entry.record, entry.kept)  # shipped as it came (`over_the_wire`)
+        else:
+            # The transcript's own strings, not copies: the store keeps them to the end.
+            if row[:3] == [t.path, t.arm, t.group]:
+                row[:3] = t.path, t.arm, t.group
+            self.record = (entry.record, tuple(row))
+        if entry.outcome == NOT_TRANSCRIPT:
+            raise TranscriptError(str(row[4]))
+        counts = row[5]
+        self._ending(entry.outcome, entry.warnings, row[8], counts.get("sufficient", 0))
+        return True
 
     def _keep(self, rec: dict[str, Any]) -> None:
         """Keep the record as its report will carry it: encoded once, here, in whichever

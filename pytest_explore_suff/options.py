@@ -168,6 +168,7 @@ class Settings:
         #: campaign's own (found at its root, not named)
         self.truth: Any = None
         self.truth_found = False
+        self.cache: bool = not opt("explore_suff_no_cache")
 
 
 def _user_path(value: str) -> str:
@@ -570,7 +571,47 @@ OPTIONS: tuple[Option, ...] = (
         metavar="PATH",
         help="append a Markdown summary to PATH (e.g. $GITHUB_STEP_SUMMARY)",
     ),
+    Option(
+        "--explore-suff-no-cache",
+        "explore_suff_no_cache",
+        action="store_true",
+        help="judge every transcript again: neither read nor write the verdict cache (kept in "
+        "pytest's cache directory; --cache-clear empties it)",
+    ),
 )
+
+
+#: How each option bears on a transcript's record: the verdict cache (`cache`) keys every
+#: record by the values these give (ini name -> its resolved value, from `Settings`)...
+RECORD_OPTIONS: dict[str, Callable[[Settings], Any]] = {
+    "explore_suff_tool": lambda s: s.spec.explore,
+    "explore_suff_family": lambda s: s.spec.family,
+    "explore_suff_marker": lambda s: s.spec.marker,
+    "explore_suff_pattern": lambda s: s.pattern.pattern if s.pattern is not None else None,
+    "explore_suff_max_line": lambda s: s.max_line,
+    "explore_suff_keep_excluded": lambda s: s.keep_excluded,
+    "explore_suff_strict": lambda s: s.strict,
+    "explore_suff_window": lambda s: s.window,
+    # the truth file in play (named, or the campaign's own) by its bytes
+    "explore_suff_truth": lambda s: s.truth.digest if s.truth is not None else None,
+}
+#: ... and these change no record: what is gated, compared, written or saved of the records.
+#: Every option of `OPTIONS` is in exactly one of the two (tests/test_cache.py checks it): a
+#: new option that changes what a transcript's record says goes into `RECORD_OPTIONS`.
+NOT_IN_RECORDS: frozenset[str] = frozenset({
+    "explore_suff",  # the campaign itself: its transcripts and their bytes are keyed one by one
+    "explore_suff_json", "explore_suff_html", "explore_suff_md",
+    "explore_suff_gate_on", "explore_suff_min_calls", "explore_suff_compare",
+    "explore_suff_baseline", "explore_suff_max_sufficient_drop",
+    *(f"explore_suff_{stem}" for stem in (*GATES, *METRIC_GATES, *METRIC_BASELINE_GATES)),
+    "explore_suff_autosave", "explore_suff_storage", "explore_suff_trend", "explore_suff_trend_fail",
+    "explore_suff_no_cache",
+})  # fmt: skip
+
+
+def record_key(settings: Settings) -> tuple[tuple[str, Any], ...]:
+    """The values of the options that change a record (`RECORD_OPTIONS`), in a fixed order."""
+    return tuple((name, value(settings)) for name, value in sorted(RECORD_OPTIONS.items()))
 
 
 def add_options(parser: pytest.Parser) -> None:

@@ -16,7 +16,7 @@ from .campaign import discover, shown
 from .compare import BaselineError, load_baseline
 from .document import Coverage, Options, Report, build
 from .guard import inside
-from .nodes import RECORD_ATTR, campaign_key, deselected_key, readers_of
+from .nodes import RECORD_ATTR, cache_hits_key, campaign_key, close_cache, deselected_key, readers_of
 from .options import Settings, settings_key
 from .report import write_atomic, write_chunks_atomic
 from .sources import ARCHIVE_SUFFIXES, ArchiveError, Sources, activate, deactivate, is_archive
@@ -191,6 +191,7 @@ def _check_root(root: str, given: str) -> None:
 
 
 def unconfigure(config: pytest.Config) -> None:
+    close_cache(config)  # a session that ended before its finish
     reporter = config.stash.get(reporter_key, None)
     if reporter is not None:
         del config.stash[reporter_key]
@@ -404,6 +405,10 @@ class Reporter:
                     tr.write_line(f"{what}: {path}")
             if self.report.run is not None and "saved run" in self.written:
                 tr.write_line(f"saved as run {self.report.run['number']} in {self.settings.storage}")
+            if self.settings.cache and getattr(self.config, "cache", None) is not None:
+                hits = self.config.stash.get(cache_hits_key, 0)
+                ran = self.report.coverage.ran
+                tr.write_line(f"verdict cache: {hits} of {ran} transcript(s) unchanged, not read again")
 
 
 def apply_trend(report: Report, storage: str, last: int | None, fail: bool) -> list[str]:

@@ -564,15 +564,32 @@ class Digests:
     its bytes: the transcript then has none (``hexdigest`` is None).
     """
 
-    __slots__ = ("_files", "_whole")
+    __slots__ = ("_files", "_whole", "known", "missing")
 
-    def __init__(self) -> None:
+    def __init__(self, known: dict[str, tuple[bytes, Any]] | None = None) -> None:
         self._files: dict[str, Any] = {}
         self._whole = True
+        #: files read and hashed already (`cache.prehash`): path -> (bytes, XXH3-128 state)
+        self.known = known
+        #: the paths the reader asked for and found missing (a sidecar it looks for)
+        self.missing: list[str] = []
+
+    @property
+    def opened(self) -> list[str]:
+        """The paths the reader opened, in the order it first opened them."""
+        return list(self._files)
 
     def opener(self, open_file: Opener) -> Opener:
         def open_digested(path: str) -> BinaryIO:
-            fh = open_file(path)
+            if self.known is not None and (known := self.known.get(path)) is not None:
+                whole, digest = known  # read whole and hashed before: served from memory
+                self._files.setdefault(path, digest)
+                return io.BytesIO(whole)
+            try:
+                fh = open_file(path)
+            except FileNotFoundError:
+                self.missing.append(path)
+                raise
             if path in self._files:  # read again (a second pass): hashed the first time
                 return fh
             h = self._files[path] = xxhash.xxh3_128()

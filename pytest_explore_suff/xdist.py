@@ -15,10 +15,11 @@ from typing import Any
 import pytest
 
 from .campaign import from_wire, to_wire
-from .nodes import RECORD_ATTR, campaign_key, deselected_key, shared_properties
+from .nodes import RECORD_ATTR, cache_hits_key, campaign_key, close_cache, deselected_key, shared_properties
 
 CAMPAIGN_KEY = "explore_suff_campaign"  # workerinput key: the controller's discovery
 DESELECTED_KEY = "explore_suff_deselected"  # workeroutput key: the transcripts a worker deselected
+CACHE_HITS_KEY = "explore_suff_cache_hits"  # workeroutput key: its transcripts from the verdict cache
 
 
 class Controller:
@@ -48,8 +49,11 @@ class Controller:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
-        deselected = getattr(node, "workeroutput", {}).get(DESELECTED_KEY, ())
-        self.config.stash.setdefault(deselected_key, []).extend(deselected)
+        output = getattr(node, "workeroutput", {})
+        self.config.stash.setdefault(deselected_key, []).extend(output.get(DESELECTED_KEY, ()))
+        hits = output.get(CACHE_HITS_KEY)
+        if isinstance(hits, int):
+            self.config.stash[cache_hits_key] = self.config.stash.get(cache_hits_key, 0) + hits
 
 
 def stopped_at_maxfail(session: pytest.Session) -> bool:
@@ -69,9 +73,14 @@ def configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None
 
 
 def send_deselected(config: pytest.Config) -> None:
+    """The session is done: the verdict cache written and closed; on an xdist worker, what
+    it deselected (-k, -m, --lf deselect on the workers) and took from the cache, sent."""
+    hits = close_cache(config)
     workeroutput = getattr(config, "workeroutput", None)
-    if workeroutput is not None:  # xdist worker: -k, -m, --lf deselect on the workers
+    if workeroutput is not None:
         workeroutput[DESELECTED_KEY] = config.stash.get(deselected_key, [])
+        if hits is not None:
+            workeroutput[CACHE_HITS_KEY] = hits
 
 
 _ABSENT = object()
