@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import test_truth
 from builders import allocation_run, sufficient_run
 from helpers import EXAMPLES
 from test_modes import hostile_campaign
@@ -309,3 +310,24 @@ def test_two_runs_at_once(pytester):
     again, doc = run(pytester, root, "-n", "2")
     assert hits(again) == _ran(again)
     assert doc == (pytester.path / "c0.json").read_bytes()
+
+
+# --- a truth file ------------------------------------------------------------------------
+
+
+def test_a_changed_truth_file_judges_every_transcript_again(pytester):
+    root = test_truth.truth_campaign.__wrapped__(pytester)  # type: ignore[attr-defined]
+    truth = root / "explore-suff-truth.toml"
+    _, doc_off = run(pytester, root, "--explore-suff-no-cache")
+    first, doc_first = run(pytester, root)
+    again, doc_again = run(pytester, root)
+    assert hits(first) == 0 and hits(again) == _ran(again) > 0
+    assert doc_off == doc_first == doc_again
+    assert b'"truth"' in doc_again
+    truth.write_text(truth.read_text().replace("min_symbols = 0.5", "min_symbols = 1.0"))
+    changed, doc_changed = run(pytester, root)
+    assert hits(changed) == 0
+    _, doc_changed_off = run(pytester, root, "--explore-suff-no-cache")
+    assert doc_changed == doc_changed_off
+    none, _ = run(pytester, root, "--explore-suff-truth=none")
+    assert hits(none) == 0  # without the truth file: other records
