@@ -1,20 +1,18 @@
 """``explore-suff``: saved reports without a pytest run (list, compare, trend, html, merge, markdown).
 
 Options and gates are the plugin's (the `options.OPTIONS` table), read from the
-command line and from the ini file in the current directory (pytest.ini,
-.pytest.ini, pyproject.toml's [tool.pytest.ini_options], tox.ini, setup.cfg), and
-resolved by the plugin's own `options.Settings`. Exit status as in pytest: 0 all
+command line and from the ini file pytest would read when started in the current
+directory (found by pytest's own discovery, `find_setup`), and resolved by the
+plugin's own `options.Settings`. Exit status as in pytest: 0 all
 gates passed, 1 a gate failed, 4 a usage error (a bad option, a bad or foreign file).
 """
 
 from __future__ import annotations
 
 import argparse
-import configparser
 import os
 import shutil
 import sys
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -81,40 +79,44 @@ def _ini_kind(option: Option) -> str:
     return "string"
 
 
-def read_ini(directory: str) -> tuple[dict[str, Any], str | None]:
-    """The ini values pytest would read in ``directory`` (its first config file), and its path."""
-    for name in ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg"):
-        path = os.path.join(directory, name)
-        if not os.path.isfile(path):
-            continue
-        try:
-            if name == "pyproject.toml":
-                with open(path, "rb") as fh:
-                    section = tomllib.load(fh).get("tool", {}).get("pytest", {}).get("ini_options")
-                if section is None:
-                    continue
-                return dict(section), path
-            parser = configparser.ConfigParser(interpolation=None)
-            parser.read(path, encoding="utf-8")
-            key = "tool:pytest" if name == "setup.cfg" else "pytest"
-            if not parser.has_section(key):
-                if name in ("pytest.ini", ".pytest.ini"):
-                    return {}, path
-                continue
-            return dict(parser.items(key)), path
-        except (OSError, ValueError, configparser.Error) as exc:
-            raise UsageError(f"{path}: cannot read it: {exc}") from None
-    return {}, None
+def find_setup(
+    invocation_dir: str, inifile: str | None = None, rootdir: str | None = None
+) -> tuple[dict[str, Any], str | None, str]:
+    """The ini values, the ini file and the rootdir pytest would find when started in
+    ``invocation_dir`` with no test path: its own discovery (the first of ``pytest.toml``,
+    ``pytest.ini``, ``pyproject.toml``, ``tox.ini``, ``setup.cfg`` there or in a folder
+    above, else the folder of a ``setup.py``), with its ``-c`` and ``--rootdir``.
+
+    pytest has no public call for it; its function is called with the arguments it takes
+    in the installed version (they grew from pytest 8.0 to 9), and its values are unwrapped
+    (pytest 9 keeps each with its origin)."""
+    import inspect
+
+    import pytest
+    from _pytest.config.findpaths import determine_setup
+
+    given: dict[str, Any] = {"inifile": inifile, "args": [], "rootdir_cmd_arg": rootdir,
+             "invocation_dir": Path(invocation_dir), "override_ini": None}  # fmt: skip
+    accepted = inspect.signature(determine_setup).parameters
+    try:
+        found = determine_setup(**{k: v for k, v in given.items() if k in accepted})
+    except pytest.UsageError as exc:
+        raise UsageError(str(exc)) from None
+    root, inipath, inicfg = found[0], found[1], found[2]
+    values = {k: getattr(v, "value", v) for k, v in inicfg.items()}
+    return values, (str(inipath) if inipath else None), str(root)
 
 
 class _Config:
     """What `options.Settings` asks of a pytest config, from argparse and the ini file."""
 
-    def __init__(self, ns: argparse.Namespace, ini: dict[str, Any], inipath: str | None) -> None:
+    def __init__(
+        self, ns: argparse.Namespace, ini: dict[str, Any], inipath: str | None, rootdir: str
+    ) -> None:
         self._ns = ns
         self._ini = ini
         self.inipath = Path(inipath) if inipath else None
-        self.rootpath = Path(os.path.dirname(inipath)) if inipath else Path.cwd()
+        self.rootpath = Path(rootdir)
         self._kinds = {o.ini: _ini_kind(o) for o in OPTIONS}
 
     def getoption(self, name: str) -> Any:
@@ -138,9 +140,9 @@ def _settings(ns: argparse.Namespace) -> Any:
 
     from .options import Settings
 
-    ini, inipath = read_ini(os.getcwd())
+    ini, inipath, rootdir = find_setup(os.getcwd(), ns.config_file, ns.rootdir)
     try:
-        return Settings(_Config(ns, ini, inipath))  # type: ignore[arg-type]
+        return Settings(_Config(ns, ini, inipath, rootdir))  # type: ignore[arg-type]
     except pytest.UsageError as exc:
         raise UsageError(str(exc)) from None
 
@@ -214,7 +216,8 @@ def _finish(report: Report, settings: Any, out: str | None) -> int:
     saving = bool(settings.save)
     if saving:
         history.prepare_storage(settings.storage)
-        report.run = history.run_info(settings.save_name, os.getcwd(), history.next_number(settings.storage))
+        number = history.next_number(settings.storage)
+        report.run = history.run_info(settings.save_name, os.getcwd(), number)
     if settings.trend is not None or settings.trend_fail:
         for note in apply_trend(report, settings.storage, settings.trend, settings.trend_fail):
             print(f"explore-suff: {note}", file=sys.stderr)
@@ -351,6 +354,9 @@ def parser() -> argparse.ArgumentParser:
         (``gates``), but for the options it does not (a gate it would not decide must be a
         usage error, not a silent pass); or the storage and ``only``."""
         p = sub.add_parser(name, help=help, description=help)
+        # pytest's own: where the ini file and the rootdir (the default storage's parent) are
+        p.add_argument("-c", "--config-file", metavar="FILE", help="the ini file, as pytest's -c")
+        p.add_argument("--rootdir", metavar="DIR", help="the rootdir, as pytest's --rootdir")
         keep = {"--explore-suff-storage", *only}
         for o in shared:
             if (gates and o.flag not in _NOT_READ.get(name, ())) or o.flag in keep:

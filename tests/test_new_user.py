@@ -298,3 +298,38 @@ def test_at_80_columns_the_trend_names_a_change_in_a_column_it_left_out(pytester
     monkeypatch.setenv("COLUMNS", "200")
     wide = three_runs_then_worse(pytester)
     assert "not shown at this width" not in wide.stdout.str()
+
+
+# -- 2. the command from a subfolder --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ini",
+    [
+        ("pytest.ini", "[pytest]\nexplore_suff_storage = runs\nexplore_suff_min_sufficient = 0.99\n"),
+        ("pyproject.toml",
+         '[tool.pytest.ini_options]\nexplore_suff_storage = "runs"\nexplore_suff_min_sufficient = ["0.99"]\n'),
+    ],
+)  # fmt: skip
+def test_the_command_reads_the_projects_ini_file_from_a_subfolder_as_pytest_does(
+    pytester, campaign, monkeypatch, ini
+):
+    name, text = ini
+    (pytester.path / name).write_text(text, encoding="utf-8")
+    sub = pytester.path / "docs" / "deeper"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)  # pytest, run from the subfolder, saves to the project's storage
+    saved = run_in(pytester, campaign, "--explore-suff-save", "--explore-suff-json=part.json")
+    assert saved.ret == pytest.ExitCode.TESTS_FAILED  # the ini's gate
+    assert len(list((pytester.path / "runs").glob("0001_*.json"))) == 1
+    listing = command(sub, "list")
+    assert listing.returncode == 0 and listing.stdout.startswith("   1  "), listing.stdout + listing.stderr
+    for where in (pytester.path, sub):
+        merged = command(where, "merge", str(sub / "part.json"), str(sub / "part.json"), "-o", "full.json")
+        assert merged.returncode == 1, (where, merged.stdout, merged.stderr)  # the same gate decides
+        assert "gate --min-sufficient: arm 'headless-with' sufficient share 0.667" in merged.stdout
+    # pytest's own -c and --rootdir, as pytest takes them
+    other = pytester.path / "other.ini"
+    other.write_text("[pytest]\nexplore_suff_storage = elsewhere\n", encoding="utf-8")
+    assert "elsewhere" in command(sub, "list", "-c", str(other)).stdout
+    assert command(sub, "list", "-c", "missing.ini").returncode == 4
