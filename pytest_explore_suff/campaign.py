@@ -109,6 +109,8 @@ class Campaign:
     root: str
     transcripts: list[Transcript] = field(default_factory=list)
     ignored: list[dict[str, str]] = field(default_factory=list)
+    #: transcripts whose path ``--explore-suff-pattern`` matched (the controller's discovery)
+    matched: int = 0
 
 
 def sniff(
@@ -541,6 +543,7 @@ def discover(root: str, pattern: re.Pattern[str] | None = None, readers: Readers
         if pattern is not None and (m := pattern.search(rel) or pattern.search(shown_path)):
             found = m.groupdict()
             agent = found.get("agent") or agent
+            campaign.matched += 1
         if kind not in ("stream-json", "interactive") and not RUN_NAME.match(name):
             arm = agent  # other agents' sessions name no arm: the agent is one
         if found:
@@ -664,6 +667,7 @@ def _unit(
     arm = agent if arm == "default" else arm  # its files name no arm: the agent is one
     if pattern is not None and (m := pattern.search(path)):  # as for a file: its path is its name
         found = m.groupdict()
+        campaign.matched += 1
         agent = found.get("agent") or agent
         arm, group, run = found.get("arm") or arm, found.get("group") or group, found.get("run") or run
     root = "" if archive is not None else campaign.root

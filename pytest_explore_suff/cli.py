@@ -177,6 +177,12 @@ def _judge(settings: Any, campaign: str, options: Options, coverage: Coverage,
            records: Sequence[dict[str, Any]], ignored: list[dict[str, str]],
            baseline: tuple[str, list[dict[str, Any]]] | None, store: RecordStore) -> Report:  # fmt: skip
     """`document.build` over records, as the plugin does: through a record store."""
+    if settings.compare and records:
+        from .session import compare_error
+
+        arms = sorted({str(rec.get("arm")) for rec in records})
+        if missing := [a for a in settings.compare if a not in arms]:
+            raise UsageError(compare_error(missing, arms))
     for rec in records:
         store.add(rec)
     return build(

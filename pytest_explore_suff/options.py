@@ -111,6 +111,8 @@ class Settings:
             marker=opt("explore_suff_marker") or ToolSpec.marker,
         )
         self.pattern = _regex(opt("explore_suff_pattern"), "--explore-suff-pattern")
+        if self.pattern is not None:
+            _pattern_groups(self.pattern)
         marker = _regex(self.spec.marker, "--explore-suff-marker")
         if marker is not None and marker.groups != 1:
             raise pytest.UsageError(
@@ -247,6 +249,22 @@ def _regex(text: str | None, option: str) -> re.Pattern[str] | None:
         return re.compile(text, re.MULTILINE)
     except re.error as exc:
         raise pytest.UsageError(f"{option}: not a valid regular expression: {exc}") from None
+
+
+#: The named groups ``--explore-suff-pattern`` reads.
+PATTERN_GROUPS = ("arm", "group", "run", "agent")
+
+
+def _pattern_groups(pattern: re.Pattern[str]) -> None:
+    """A pattern names what it sets: a group it would not read, or none at all, is a typo
+    that would leave every transcript where its path puts it."""
+    other = [g for g in pattern.groupindex if g not in PATTERN_GROUPS]
+    if other or not pattern.groupindex:
+        what = f"names the group(s) {', '.join(other)}" if other else "names no group"
+        raise pytest.UsageError(
+            f"--explore-suff-pattern: {what}; it sets a transcript's {', '.join(PATTERN_GROUPS)} with "
+            f"named groups such as (?P<arm>[^/]+)"
+        )
 
 
 GATE_ON = ("point", "bound")

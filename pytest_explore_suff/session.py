@@ -12,7 +12,7 @@ import pytest
 from pytest import ExitCode
 
 from . import history, xdist
-from .campaign import discover, shown
+from .campaign import Campaign, discover, shown
 from .compare import BaselineError, load_baseline
 from .document import Coverage, Options, Report, build
 from .guard import inside
@@ -84,6 +84,7 @@ def configure(config: pytest.Config) -> None:
         config.stash[campaign_key] = discover(root, settings.pattern, readers_of(config))
     except ArchiveError as exc:
         raise pytest.UsageError(f"--explore-suff: archive {settings.root}: {exc}") from None
+    _check_discovered(settings, config.stash[campaign_key])
     reporter = Reporter(config, settings)
     config.stash[reporter_key] = reporter
     config.pluginmanager.register(reporter, "explore-suff-reporter")
@@ -188,6 +189,27 @@ def _check_root(root: str, given: str) -> None:
         raise pytest.UsageError(f"--explore-suff: campaign directory {given} {what}")
     if not os.access(root, os.R_OK | os.X_OK):
         raise pytest.UsageError(f"--explore-suff: campaign directory {given} is not readable")
+
+
+def _check_discovered(settings: Settings, campaign: Campaign) -> None:
+    """What the options name must be in the campaign: a pattern that matches no transcript's
+    path, or an arm to compare that no transcript is in, is a typo, not a finding."""
+    transcripts = campaign.transcripts
+    if settings.pattern is not None and transcripts and not campaign.matched:
+        raise pytest.UsageError(
+            f"--explore-suff-pattern: {settings.pattern.pattern!r} matches none of the "
+            f"{len(transcripts)} transcripts' paths (searched in the path in the campaign, e.g. "
+            f"{transcripts[0].path!r})"
+        )
+    if settings.compare and transcripts:
+        arms = sorted({t.arm for t in transcripts})
+        if missing := [a for a in settings.compare if a not in arms]:
+            raise pytest.UsageError(compare_error(missing, arms))
+
+
+def compare_error(missing: list[str], arms: list[str]) -> str:
+    return (f"--explore-suff-compare: no arm {', '.join(map(repr, missing))} in the campaign "
+            f"(its arms: {', '.join(arms)})")  # fmt: skip
 
 
 def unconfigure(config: pytest.Config) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from builders import allocation_run, sufficient_run
+from builders import allocation_run, no_explore_run, sufficient_run
 from helpers import report
 
 XDIST = [[], ["-n", "2"]]
@@ -58,9 +58,20 @@ def test_the_arms_to_compare_can_be_chosen(pytester):
 
 def test_choosing_an_arm_without_calls_warns_and_compares_nothing(pytester):
     root = new_vs_baseline(pytester.path / "c", [True], [True])
-    result = pytester.runpytest(f"--explore-suff={root}", "--explore-suff-compare=new,nope")
-    result.stdout.fnmatch_lines(["warning: --explore-suff-compare: no answered calls in arm(s) nope*"])
+    no_explore_run().write(root / "express" / "run-idle-1.jsonl")
+    result = pytester.runpytest(f"--explore-suff={root}", "--explore-suff-compare=new,idle")
+    result.stdout.fnmatch_lines(["warning: --explore-suff-compare: no answered calls in arm(s) idle*"])
     assert report(pytester)["comparison"] is None
+
+
+def test_an_arm_to_compare_that_is_not_in_the_campaign_is_a_usage_error(pytester):
+    # A typo compared nothing, with a warning and exit 0 (#41).
+    root = new_vs_baseline(pytester.path / "c", [True], [True])
+    result = pytester.runpytest(f"--explore-suff={root}", "--explore-suff-compare=new,nope", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: --explore-suff-compare: no arm 'nope' in the campaign (its arms: baseline, new)"]
+    )
 
 
 @pytest.mark.parametrize("value", ["new", "new,new", "new,", ",x"])

@@ -333,3 +333,42 @@ def test_the_command_reads_the_projects_ini_file_from_a_subfolder_as_pytest_does
     other.write_text("[pytest]\nexplore_suff_storage = elsewhere\n", encoding="utf-8")
     assert "elsewhere" in command(sub, "list", "-c", str(other)).stdout
     assert command(sub, "list", "-c", "missing.ini").returncode == 4
+
+
+# -- 5. a pattern or an arm that names nothing -----------------------------------------------------
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+def test_a_pattern_that_matches_no_transcript_is_a_usage_error(pytester, campaign, xdist):
+    result = run_in(pytester, campaign, r"--explore-suff-pattern=trial-(?P<run>\d+)", *xdist)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([
+        "ERROR: --explore-suff-pattern: 'trial-(?P<run>\\\\d+)' matches none of the 5 transcripts' paths "
+        "(searched in the path in the campaign, e.g. 'express/run1/run-headless-with.jsonl')"
+    ])  # fmt: skip
+    assert len([line for line in result.stderr.lines if line.strip()]) == 1
+
+
+@pytest.mark.parametrize(
+    ("pattern", "says"),
+    [(r"run-(?P<Arm>[^.]+)\.jsonl", "names the group(s) Arm;"), (r"run-[^.]+\.jsonl", "names no group;")],
+)
+def test_a_pattern_naming_a_group_it_does_not_read_is_a_usage_error(pytester, campaign, pattern, says):
+    result = run_in(pytester, campaign, f"--explore-suff-pattern={pattern}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: --explore-suff-pattern: {says} it sets a transcript's arm, group, "
+                                 "run, agent with named groups such as (?P<arm>[^/]+)"])  # fmt: skip
+
+
+def test_a_pattern_that_matches_some_transcripts_is_no_error(pytester, campaign):
+    result = run_in(pytester, campaign, r"--explore-suff-pattern=run1/run-(?P<arm>[^.]+)\.jsonl")
+    assert result.ret == 0
+
+
+def test_the_command_refuses_an_arm_to_compare_that_no_record_has(pytester, campaign):
+    run_in(pytester, campaign, "--explore-suff-json=part.json").assert_outcomes(passed=5)
+    merged = command(pytester.path, "merge", "part.json", "-o", "full.json",
+                     "--explore-suff-compare=headless-with,headless-wihtout")  # fmt: skip
+    assert merged.returncode == 4
+    assert merged.stderr == ("explore-suff: error: --explore-suff-compare: no arm 'headless-wihtout' in the "
+                             "campaign (its arms: headless-with, headless-without)\n")  # fmt: skip
