@@ -83,6 +83,11 @@ class Timeline:
         self.shed: list[tuple[str, int]] = []  # tool results a compaction removed (M10)
 
     def request(self, ctx: int) -> None:
+        if ctx <= 0:
+            # No prompt is empty: a request that reports no context (cancelled before the
+            # model answered, every count 0) is none; what came before and after it is one
+            # gap, and the final context is the last request's that reported one.
+            return
         if self.requests:
             gap = self._open
             gap.ctx = ctx
@@ -104,7 +109,10 @@ class Timeline:
         self._open = _Gap()
 
     def measured(self, ctx: int) -> None:
-        """The prompt size of the request `begin` placed (or of one here, if none is open)."""
+        """The prompt size of the request `begin` placed (or of one here, if none is open).
+        A size of 0 reports no context: the request stays unmeasured (`request`)."""
+        if ctx <= 0:
+            return
         held, self._held = self._held, None
         if held is None:
             self.request(ctx)

@@ -307,8 +307,8 @@ def test_at_80_columns_the_trend_names_a_change_in_a_column_it_left_out(pytester
     "ini",
     [
         ("pytest.ini", "[pytest]\nexplore_suff_storage = runs\nexplore_suff_min_sufficient = 0.99\n"),
-        ("pyproject.toml",
-         '[tool.pytest.ini_options]\nexplore_suff_storage = "runs"\nexplore_suff_min_sufficient = ["0.99"]\n'),
+        ("pyproject.toml", '[tool.pytest.ini_options]\nexplore_suff_storage = "runs"\n'
+                           'explore_suff_min_sufficient = ["0.99"]\n'),
     ],
 )  # fmt: skip
 def test_the_command_reads_the_projects_ini_file_from_a_subfolder_as_pytest_does(
@@ -372,3 +372,41 @@ def test_the_command_refuses_an_arm_to_compare_that_no_record_has(pytester, camp
     assert merged.returncode == 4
     assert merged.stderr == ("explore-suff: error: --explore-suff-compare: no arm 'headless-wihtout' in the "
                              "campaign (its arms: headless-with, headless-without)\n")  # fmt: skip
+
+
+# -- 11. a cancelled last request ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("files", [("api", "ui"), ("ui",)])
+def test_a_cline_task_whose_last_request_was_cancelled_keeps_the_last_reported_context(pytester, files):
+    from agent_shapes import ClineTask
+    from builders import response
+
+    t = ClineTask()
+    t.user("where is f?")
+    t.step(t.explore("a"), results=[response(["lib/a.py"])], prompt_tokens=11_145)
+    t.step(t.call("read_file", path="lib/a.py"), results=["def f(): ..."], prompt_tokens=12_400)
+    # The user cancels the next request before the model answers: Cline logs it with every count 0.
+    zeros = {"request": "...", "tokensIn": 0, "tokensOut": 0, "cacheWrites": 0, "cacheReads": 0, "cost": 0,
+             "cancelReason": "user_cancelled"}  # fmt: skip
+    t.ui.append({"ts": t.ts + 1, "type": "say", "say": "api_req_started", "text": json.dumps(zeros)})
+    interrupted = {"type": "text", "text": "[Response interrupted by user]"}
+    t.api.append({"role": "assistant", "content": [interrupted]})
+    t.write(pytester.path / "camp" / "tasks" / t.task_id, files)
+    run_in(pytester, pytester.path / "camp", "--explore-suff-json=r.json").assert_outcomes(passed=1)
+    occ = load(pytester.path / "r.json")["transcripts"][0]["occupancy"]
+    assert (occ["ctx_base"], occ["ctx_final"], occ["turns"]) == (11_145, 12_400, 2)
+
+
+def test_a_claude_run_whose_last_request_reports_no_tokens_keeps_the_last_reported_context(pytester):
+    from builders import sufficient_run, with_usage
+
+    run = with_usage(sufficient_run("q"), 18_000)
+    last = next(e for e in reversed(run.events) if e["type"] == "assistant")
+    final = max(e["message"]["usage"]["cache_read_input_tokens"] + 3 for e in run.events
+                if e["type"] == "assistant" and e is not last)  # fmt: skip
+    last["message"]["usage"] = {"input_tokens": 0, "cache_read_input_tokens": 0, "output_tokens": 0}
+    run.write(pytester.path / "camp" / "g" / "run1" / "run-headless-with.jsonl")
+    run_in(pytester, pytester.path / "camp", "--explore-suff-json=r.json").assert_outcomes(passed=1)
+    occ = load(pytester.path / "r.json")["transcripts"][0]["occupancy"]
+    assert occ["ctx_final"] == final > 0
