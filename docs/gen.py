@@ -79,6 +79,12 @@ EXAMPLES: dict[str, Example] = {
         start=r"^explore-suff gate",
         status=True,
     ),
+    "campaign-gate-qq": Example(
+        "pytest --explore-suff=examples/campaign --min-sufficient=headless-with:0.2 "
+        "--min-sufficient=interactive:0.5 -qq",
+        start=r"^explore-suff gate",
+        status=True,
+    ),
     "mixed-agents": Example("pytest --explore-suff=examples/mixed-agents", stop=r"^$"),
     "mixed-agents-occupancy": Example(
         "pytest --explore-suff=examples/mixed-agents", start=r"^residual context occupancy", stop=r"^warning"

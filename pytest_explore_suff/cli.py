@@ -388,7 +388,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-o", "--output", metavar="PATH", required=True, help="the HTML file to write")
     p.set_defaults(run=cmd_html)
     p = command("merge", "partial reports (shards) merged into the report of the whole campaign", gates=True)
-    p.add_argument("parts", metavar="PART", nargs="+", help="the partial reports (JSON files), two or more")
+    p.add_argument("parts", metavar="PART", nargs="+",
+                   help="the partial reports (JSON files): the shards, or one report to judge again with "
+                   "the gates given")  # fmt: skip
     p.add_argument("-o", "--output", metavar="FULL", required=True, help="the merged report to write (JSON)")
     p.set_defaults(run=cmd_merge)
     p = command("markdown", "a report's Markdown summary (printed, or appended to -o PATH)")

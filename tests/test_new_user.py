@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import stat
 import subprocess
@@ -410,3 +411,53 @@ def test_a_claude_run_whose_last_request_reports_no_tokens_keeps_the_last_report
     run_in(pytester, pytester.path / "camp", "--explore-suff-json=r.json").assert_outcomes(passed=1)
     occ = load(pytester.path / "r.json")["transcripts"][0]["occupancy"]
     assert occ["ctx_final"] == final > 0
+
+
+# -- 12. docs that say what the code does ---------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_readmes_first_examples_name_a_campaign_that_is_there_or_say_it_is_yours():
+    for page in (ROOT / "README.md", ROOT / "docs" / "index.md"):
+        text = page.read_text(encoding="utf-8")
+        for campaign in re.findall(r"^\$ pytest --explore-suff=(\S+)", text, re.M):
+            assert (ROOT / campaign).exists() or campaign.startswith("path/to/"), (page.name, campaign)
+
+
+def test_merge_takes_one_part_and_its_help_says_so(pytester, campaign):
+    run_in(pytester, campaign, "--explore-suff-json=part.json").assert_outcomes(passed=5)
+    one = command(pytester.path, "merge", "part.json", "-o", "full.json", "--min-sufficient=0.99")
+    assert one.returncode == 1 and "FAILED" in one.stdout  # judged again, with the gate given
+    helped = command(pytester.path, "merge", "--help")
+    words = " ".join(helped.stdout.split())
+    assert "two or more" not in words and "or one report to judge again with the gates given" in words
+
+
+def test_the_arm_of_a_transcript_whose_path_names_none_is_as_the_agents_page_says(pytester):
+    from shutil import copy, copytree
+
+    camp = pytester.path / "camp"
+    (camp / "a").mkdir(parents=True)
+    (camp / "b").mkdir()
+    copy(ROOT / "examples" / "campaign" / "express" / "run1" / "run-headless-with.jsonl",
+         camp / "a" / "claude_output.jsonl")  # fmt: skip
+    copy(next((ROOT / "examples" / "campaign" / "sessions").glob("*/*.jsonl")), camp / "b")
+    copytree(ROOT / "examples" / "mixed-agents" / "codex", camp / "codex")
+    run_in(pytester, camp, "--explore-suff-json=r.json")
+    arms = {(t["kind"], t["arm"]) for t in load(pytester.path / "r.json")["transcripts"]}
+    assert arms == {("stream-json", "default"), ("interactive", "interactive"), ("codex", "codex")}
+    page = " ".join((ROOT / "docs" / "agents.md").read_text(encoding="utf-8").split())
+    assert "a Claude Code session log goes to the arm `interactive`; a headless Claude Code" in page
+    assert "to the arm `default`; every other agent's session to its agent's name" in page
+
+
+def test_at_qq_only_failed_gates_print_as_the_options_page_says(pytester, campaign):
+    result = run_in(pytester, campaign, "-qq", "--min-sufficient=headless-with:0.5",
+                    "--min-sufficient=headless-with:0.99")  # fmt: skip
+    gates = [line for line in result.stdout.lines if line.startswith("explore-suff gate")]
+    assert len(gates) == 1 and "0.99: FAILED" in gates[0]
+    page = (ROOT / "docs" / "options.md").read_text(encoding="utf-8")
+    assert "at every\nverbosity (`-qq` included)" not in page
+    assert "At `-qq` only the gates that failed" in page
+
