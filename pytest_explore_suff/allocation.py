@@ -55,6 +55,22 @@ class Section(NamedTuple):
     symbols: tuple[tuple[str, str], ...]
 
 
+def spans(
+    text: str, marker: str = ToolSpec.marker, marks: list[Mark] | None = None
+) -> list[tuple[str, int, int]]:
+    """(path, start, stop) of each section of one response, in order (`sections`' bounds)."""
+    if marks is None:
+        marks = marks_finder(marker)(text)
+    if not marks:
+        return []
+    tail = text.find(GUIDANCE, marks[-1][0])
+    end = len(text) if tail == -1 else tail
+    return [
+        (path, start, max(marks[i + 1][0] if i + 1 < len(marks) else end, start))
+        for i, (start, _, path) in enumerate(marks)
+    ]
+
+
 def sections(text: str, marker: str = ToolSpec.marker, marks: list[Mark] | None = None) -> list[Section]:
     """The per-file sections of one response, in order (empty: no envelope).
 

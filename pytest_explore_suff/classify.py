@@ -277,7 +277,9 @@ class _Response:
         return names_file(self.text, path)
 
 
-def _is_file_access(action: Action) -> bool:
+def is_file_access(action: Action) -> bool:
+    """A read or a search as the rules classify them: Read, NotebookRead, Grep, Glob, or a
+    Bash command with a read or search intent."""
     name = action.name
     if name in READ_TOOLS or name in SEARCH_TOOLS:
         return True
@@ -366,7 +368,7 @@ def _judge(
             break  # the next run in the same file is another session: this one ended here
         if action.message == explore.message:
             # Issued before the response existed: not a reaction.
-            if _is_file_access(action):
+            if is_file_access(action):
                 concurrent.append(action.id)
             continue
         if _skipped(action, response):

@@ -46,7 +46,8 @@ class _Parser(argparse.ArgumentParser):
 _SHARED = {"--explore-suff-storage", "--explore-suff-baseline", "--max-sufficient-drop",
            "--explore-suff-gate-on",
            "--explore-suff-min-calls", "--explore-suff-compare", "--explore-suff-trend",
-           "--explore-suff-trend-fail", "--explore-suff-save", "--explore-suff-md"}  # fmt: skip
+           "--explore-suff-trend-fail", "--explore-suff-save", "--explore-suff-md",
+           "--explore-suff-control"}  # fmt: skip
 
 
 #: Shared options a command with gates does not read: compare takes its baseline as BASELINE.
@@ -189,13 +190,14 @@ def _judge(settings: Any, campaign: str, options: Options, coverage: Coverage,
         campaign=campaign, options=options, coverage=coverage, records=store.records(), ignored=ignored,
         gates=settings.gates, min_calls=settings.min_calls, compare=settings.compare, baseline=baseline,
         max_drop=settings.max_drop, metric_gates=settings.metric_gates,
-        metric_baseline_gates=settings.metric_baseline_gates,
+        metric_baseline_gates=settings.metric_baseline_gates, run_gates=settings.run_gates,
+        control=settings.control,
     )  # fmt: skip
 
 
 def _baseline(settings: Any) -> tuple[str, list[dict[str, Any]]] | None:
     if not settings.baseline_spec:
-        if settings.max_drop is not None or settings.metric_baseline_gates:
+        if settings.max_drop is not None or settings.metric_baseline_gates or settings.control:
             raise UsageError("a baseline gate needs --explore-suff-baseline=REPORT")
         return None
     path = history.resolve(settings.baseline_spec, settings.storage)

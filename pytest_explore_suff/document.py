@@ -21,7 +21,16 @@ from .compare import (
     drop_gates,
     metric_pair,
 )
-from .gates import Gate, Outcome, evaluate, evaluate_baseline_metrics, evaluate_metrics, sample_size
+from .gates import (
+    Gate,
+    Outcome,
+    evaluate,
+    evaluate_baseline_metrics,
+    evaluate_control,
+    evaluate_metrics,
+    evaluate_run_gates,
+    sample_size,
+)
 from .report import (
     SCHEMA,
     aggregate_columns,
@@ -29,6 +38,9 @@ from .report import (
     dumps,
     encode,
     indented,
+    run_counts,
+    table_of,
+    table_summary,
     transcripts_json,
     truth_brief_of,
 )
@@ -196,6 +208,8 @@ def build(
     metric_baseline_gates: Sequence[Gate] = (),
     truth: Mapping[str, Any] | None = None,
     questions: Sequence[str] = (),
+    run_gates: Sequence[Gate] = (),
+    control: tuple[str, ...] | None = None,
 ) -> Report:
     """Aggregate the records, compare arms (and the baseline), decide every gate.
 
@@ -207,6 +221,14 @@ def build(
     # Each record read once, for every figure below: its arm's columns.
     columns = arm_columns(recs)
     arms, pooled = aggregate_columns(columns)
+    # The head of the arm table counts every judged run, the excluded (raced, contaminated) too.
+    judged: dict[str, list[tuple[Any, ...]]] = {}
+    for rec in recs:
+        if rec["status"] != "error" and rec["arm"] in arms:
+            judged.setdefault(rec["arm"], []).append(table_of(rec))
+    for arm, agg in arms.items():
+        agg["run_figures"].update(run_counts(judged.get(arm, [])))
+    pooled["run_figures"].update(run_counts([t for rows in judged.values() for t in rows]))
     outcomes = evaluate(list(gates), arms, options.gate_on)
     outcomes += evaluate_metrics(list(metric_gates), arms, options.gate_on)
     if min_calls:
@@ -228,6 +250,17 @@ def build(
         base = {"report": path, "campaign": relation(old, recs), "arms": changes}
         outcomes += drop_gates(changes, max_drop, options.gate_on)
         outcomes += evaluate_baseline_metrics(list(metric_baseline_gates), changes, arms)
+    if run_gates:
+        base_arms = None
+        if baseline is not None:
+            by_arm: dict[str, list[Any]] = {}
+            for rec in baseline[1]:
+                if rec.get("status") == "classified":
+                    by_arm.setdefault(str(rec.get("arm")), []).append(rec)
+            base_arms = {arm: table_summary(rs) for arm, rs in by_arm.items()}
+        outcomes += evaluate_run_gates(list(run_gates), arms, arm_pair(arms, compare), base_arms)
+    if control:
+        outcomes += evaluate_control(control, recs, None if baseline is None else baseline[1])
     pair_m = metric_pair(arms, compare)
     metrics_cmp = None
     if pair_m and all(a in arms for a in pair_m):

@@ -36,6 +36,16 @@ QUERY_FALLBACKS = ("task", "symbol", "question", "topic", "pattern", "libraryNam
 
 
 TOOL_KINDS = ("explore", "read", "search", "bash", "other")
+#: A request's usage fields, as the cost split sums them: input, cache read, cache creation, output.
+_BILLED = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
+#: ``result.modelUsage.<model>`` fields, and the names the record gives them.
+_MODEL_USAGE = (
+    ("inputTokens", "input_tokens"),
+    ("outputTokens", "output_tokens"),
+    ("cacheReadInputTokens", "cache_read_tokens"),
+    ("cacheCreationInputTokens", "cache_creation_tokens"),
+    ("costUSD", "cost_usd"),
+)
 
 
 def tool_kind(name: str, spec: ToolSpec) -> str:
@@ -298,7 +308,18 @@ class Collector:
     #: per file read, in reading order: (its path, the tool ids seen and ``result`` answers
     #: kept before it, the last main-thread text then): where each turn's segment starts
     segments: list[tuple[str, int, int, str]] = field(default_factory=list)
+    #: calls that are no work (`runfigures.NOT_A_CALL`): left out of the run's tool calls
+    not_calls: int = 0
+    #: per side ("main", "subagents"): [input, cache read, cache creation, output] tokens of its
+    #: requests (Claude-shaped usage), and the models its requests named
+    usage: dict[str, list[int]] = field(default_factory=dict)
+    models: dict[str, set[str]] = field(default_factory=dict)
+    #: the ``result`` events' ``modelUsage``, summed per model (the cost split's figures)
+    model_usage: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: (input tokens, of them cache reads) when a reader knows them otherwise (Codex, Gemini)
+    cache: tuple[int, int] | None = None
     _requests: set[str] = field(default_factory=set)
+    _billed: set[str] = field(default_factory=set)
     _anon: int = 0
 
     def tool_use(self, thread: str, message: Any, block: dict[str, Any]) -> None:
@@ -335,6 +356,8 @@ class Collector:
                 self._want(tid)
             return
         self.tools[tool_kind(name, self.spec)] += 1
+        if name == "ToolSearch":
+            self.not_calls += 1
         if self.spec.family in name:
             self.family_ids.add(tid)
         if (name in DELEGATION_TOOLS or name == SEND_MESSAGE) and isinstance(data, dict):
@@ -488,6 +511,9 @@ class Collector:
                 timeline.add(len(content))
                 if content.strip():
                     self.last_text = content  # a message of one text, written as a string
+        if isinstance(mid, str) and mid and mid not in self._billed:
+            self._billed.add(mid)
+            self._bill(message, "main" if main else "subagents")
         if not isinstance(content, list):
             return
         texts: list[str] = []
@@ -505,6 +531,22 @@ class Collector:
         said = "".join(texts)
         if said.strip():
             self.last_text = said
+
+    def _bill(self, message: dict[str, Any], side: str) -> None:
+        """A request's tokens for the cost split (the first line of its message id)."""
+        usage = message.get("usage")
+        model = message.get("model")
+        if not isinstance(usage, dict) or model == SYNTHETIC_MODEL:
+            return
+        counts = self.usage.get(side)
+        if counts is None:
+            counts = self.usage[side] = [0, 0, 0, 0]
+        for i, key in enumerate(_BILLED):
+            v = usage.get(key)
+            if type(v) is int:
+                counts[i] += v
+        if isinstance(model, str) and model:
+            self.models.setdefault(side, set()).add(model)
 
     def _user(self, event: dict[str, Any], message: dict[str, Any], main: bool) -> None:
         """A user message: its tool results; on the main thread also what it adds to the window."""
@@ -586,6 +628,15 @@ class Collector:
             "subtype": get("subtype"), "is_error": get("is_error"), "num_turns": get("num_turns"),
             "duration_ms": get("duration_ms"), "total_cost_usd": get("total_cost_usd"),
         })  # fmt: skip
+        models = event.get("modelUsage")
+        if isinstance(models, dict):
+            for model, figures in models.items():
+                if isinstance(figures, dict):
+                    kept = self.model_usage.setdefault(str(model), {})
+                    for key, name in _MODEL_USAGE:
+                        v = figures.get(key)
+                        if isinstance(v, int | float) and not isinstance(v, bool):
+                            kept[name] = kept.get(name, 0) + v
         answer = event.get("result")
         if isinstance(answer, str):
             self.answers.append(answer)

@@ -12,13 +12,15 @@ from .options import (
     METRIC_BASELINE_GATES,
     METRIC_GATES,
     METRIC_WORDS,
+    RUN_GATES,
+    RUN_WORDS,
     parse_growth,
     parse_threshold,
 )
 
-__all__ = ["GATES", "METRIC_BASELINE_GATES", "METRIC_GATES", "METRIC_WORDS", "Gate", "Outcome",
-           "evaluate", "evaluate_baseline_metrics", "evaluate_metrics", "parse_growth",
-           "parse_threshold", "sample_size"]  # fmt: skip
+__all__ = ["GATES", "METRIC_BASELINE_GATES", "METRIC_GATES", "METRIC_WORDS", "RUN_GATES", "Gate",
+           "Outcome", "evaluate", "evaluate_baseline_metrics", "evaluate_control", "evaluate_metrics",
+           "evaluate_run_gates", "parse_growth", "parse_threshold", "sample_size"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,10 @@ class Gate:
             return f"--max-{self.metric.replace('_', '-')}-drop"
         if self.op == "max_growth":
             return f"--max-{self.metric.replace('_', '-')}-growth"
+        if self.op in ("max_increase", "max_rel_increase"):
+            return f"--max-{self.metric}-increase"
+        if self.op == "control":
+            return "--explore-suff-control"
         return f"--{self.op}-{self.metric.replace('_', '-')}"
 
 
@@ -51,6 +57,8 @@ class Outcome:
     on: str = "point"  # what was compared: the point estimate or the interval's bound
     bound: float | None = None  # the interval bound compared when on == "bound"
     why: str = ""  # not applicable, when not for the usual reason: why (words for the terminal, not the JSON)
+    #: more of what was compared, written into the JSON entry (the run and control gates')
+    detail: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -64,6 +72,7 @@ class Outcome:
             "bound": self.bound,
             "passed": self.passed,
             **({"against": self.why} if self.gate.op == "trend" else {}),
+            **(self.detail or {}),
         }
 
     def describe(self) -> str:
@@ -76,6 +85,10 @@ class Outcome:
             return (f"{g.option}: {where} {words} {self.value:+.3f} against the best earlier run "
                     f"({self.why}), at most {self.bound:+.3f} at the 95% bound: "
                     f"{'not ' if self.passed else ''}worse beyond noise: {verdict}")  # fmt: skip
+        if g.op in ("max_increase", "max_rel_increase"):
+            return self._describe_run(where)
+        if g.op == "control":
+            return self._describe_control(where)
         if g.metric in METRIC_WORDS:
             return self._describe_metric(where)
         if self.passed is None:
@@ -102,6 +115,35 @@ class Outcome:
             side = "lower" if g.op == "min" else "upper"
             what += f" ({side} 95% bound {self.bound:.3f})"
         return f"{g.option}: {where} {what} (n={self.n}) {bound} {g.threshold:g}: {verdict}"
+
+    def _describe_run(self, where: str) -> str:
+        g = self.gate
+        d = self.detail or {}
+        words = d.get("words") or RUN_WORDS.get(g.metric, g.metric)
+        if self.passed is None:
+            return f"{g.option}: {where} has {self.why or 'no ' + words}: not applicable, not a pass"
+        verdict = "passed" if self.passed else "FAILED"
+        assert self.value is not None
+        change = f"{self.value:+g}" if g.op == "max_increase" else f"{self.value:+.1%}"
+        return (f"{g.option}: {where} {words} {d.get('new'):g} against {d.get('old'):g} in "
+                f"{d.get('against')} ({change}, n={self.n}) <= {g.threshold:g}: {verdict}")  # fmt: skip
+
+    def _describe_control(self, where: str) -> str:
+        from .control import WORDS
+
+        g = self.gate
+        d = self.detail or {}
+        metric = str(d.get("control_metric", g.metric))
+        words = WORDS.get(metric, metric)
+        groups = ", ".join(d.get("groups") or ())
+        head = f"{g.option}: group(s) {groups}, {where}, {words}"
+        if self.passed is None:
+            return f"{head}: {self.why}: not applicable, not a pass"
+        old, new = d["old"], d["new"]
+        moved = "moved beyond noise" if not self.passed else "within noise"
+        return (f"{head} {old:.3g} -> {new:.3g} (change {self.value:+.3g}, 95% {d['lo']:+.3g} to "
+                f"{d['hi']:+.3g}; Holm-adjusted p {d['p_holm']:.3f}): {moved}: "
+                f"{'passed' if self.passed else 'FAILED'}")  # fmt: skip
 
     def _describe_metric(self, where: str) -> str:
         g = self.gate
@@ -134,6 +176,12 @@ def _targets(gate: Gate, arms: dict[str, dict[str, Any]]) -> list[str]:
 
 def _metric_value(arm: dict[str, Any], metric: str, on: str) -> tuple[float | None, int, float | None]:
     """(point, n, bound) of a metric gate's figure in one arm's aggregate."""
+    if metric == "duplicate_share":
+        d = arm.get("duplicate")
+        if not d:
+            return None, 0, None
+        share = d["duplicate_share"]
+        return share["share"], d["transcripts"], share["hi"] if on == "bound" else None
     if metric == "allocation":
         a = arm.get("allocation")
         if not a:
@@ -248,3 +296,99 @@ def outcome_of(d: dict[str, Any]) -> Outcome:
     gate = Gate(str(d.get("metric")), str(d.get("op")), float(d.get("threshold") or 0.0), d.get("arm"))
     return Outcome(gate, d.get("arm"), d.get("value"), int(d.get("n") or 0), d.get("passed"),
                    str(d.get("on") or "point"), d.get("bound"), str(d.get("against") or ""))  # fmt: skip
+
+
+#: A run gate's figure in an arm's ``run_figures`` (`report.table_summary`): the row, else
+#: the row that stands in for it where the log lacks it (tokens processed where cost is absent).
+_RUN_ROWS = {"read": ("read",), "duration": ("duration_s",), "cost": ("cost_usd", "tokens_processed")}
+_ROW_WORDS = {"tokens_processed": "median tokens processed per run"}
+
+
+def _run_median(agg: dict[str, Any] | None, row: str) -> float | None:
+    figures = (agg or {}).get("run_figures") or {}
+    value = (figures.get(row) or {}).get("median")
+    return value if isinstance(value, int | float) else None
+
+
+def evaluate_run_gates(
+    gates: list[Gate],
+    arms: dict[str, dict[str, Any]],
+    pair: tuple[str, str] | None,
+    baseline: dict[str, dict[str, Any]] | None,
+) -> list[Outcome]:
+    """``--max-read-increase``, ``--max-duration-increase``, ``--max-cost-increase``: the arm's
+    median against the same arm in the baseline (``baseline``: its arms' aggregates), else
+    against the other arm of the compared ``pair``. Without ``ARM:``: every arm with the
+    figure (against the baseline), or the pair's first arm (against its second)."""
+    outcomes: list[Outcome] = []
+    for gate in gates:
+        rows = _RUN_ROWS[gate.metric]
+        if gate.arm is not None:
+            targets = [gate.arm]
+        elif baseline is not None:
+            targets = [a for a in arms if any(_run_median(arms[a], r) is not None for r in rows)]
+        else:
+            targets = [pair[0]] if pair else []
+        if not targets:
+            why = "no arm pair to compare and no baseline" if baseline is None and not pair else ""
+            outcomes.append(Outcome(gate, None, None, 0, None, why=why))
+            continue
+        for arm in targets:
+            if baseline is not None:
+                ref, against = baseline.get(arm), f"the baseline's arm {arm!r}"
+            elif pair and arm in pair:
+                other = pair[1] if arm == pair[0] else pair[0]
+                ref, against = arms.get(other), f"arm {other!r}"
+            else:
+                outcomes.append(Outcome(gate, arm, None, 0, None, why="no arm to compare it with (no "
+                                        "baseline, and it is not one of the compared pair)"))  # fmt: skip
+                continue
+            agg = arms.get(arm)
+            both = [r for r in rows if _run_median(agg, r) is not None and _run_median(ref, r) is not None]
+            row = both[0] if both else None
+            words = _ROW_WORDS.get(row or "", RUN_WORDS[gate.metric])
+            if row is None or agg is None:
+                why = _unknown_arm(arms) if agg is None else f"no {words} here and in {against}"
+                outcomes.append(Outcome(gate, arm, None, 0, None, why=why))
+                continue
+            new, old = _run_median(agg, row), _run_median(ref, row)
+            assert new is not None and old is not None
+            if gate.op == "max_rel_increase":
+                if old == 0:
+                    outcomes.append(Outcome(gate, arm, None, 0, None, why=f"a {words} of 0 in {against}: "
+                                            "no relative increase"))  # fmt: skip
+                    continue
+                value = (new - old) / old
+            else:
+                value = new - old
+            n = int(((agg.get("run_figures") or {}).get(row) or {}).get("runs") or 0)
+            detail = {"figure": row, "words": words, "new": new, "old": old, "against": against}
+            outcomes.append(Outcome(gate, arm, value, n, value <= gate.threshold, detail=detail))
+    return outcomes
+
+
+def evaluate_control(
+    groups: tuple[str, ...], now: Any, baseline: list[dict[str, Any]] | None
+) -> list[Outcome]:
+    """``--explore-suff-control``: one outcome per arm and metric of the control groups;
+    a metric that moved beyond noise (Holm over every line, `control.changes`) fails."""
+    gate = Gate("control", "control", 0.05)
+    detail: dict[str, Any] = {"groups": list(groups)}
+    if baseline is None:
+        return [Outcome(gate, None, None, 0, None, why="needs --explore-suff-baseline", detail=detail)]
+    from .control import changes
+
+    found = changes(now, baseline, groups)
+    if not found:
+        why = f"no classified transcript of group(s) {', '.join(groups)} here or in the baseline"
+        return [Outcome(gate, None, None, 0, None, why=why, detail=detail)]
+    out = []
+    for c in found:
+        passed = None if c["moved"] is None else not c["moved"]
+        d = {**detail, "control_metric": c["metric"], **{k: c[k] for k in _CONTROL_KEYS}}
+        g = Gate(f"control.{c['metric']}", "control", 0.05)
+        out.append(Outcome(g, c["arm"], c["change"], 0, passed, why=c["why"], detail=d))
+    return out
+
+
+_CONTROL_KEYS = ("old", "new", "lo", "hi", "p", "p_holm")

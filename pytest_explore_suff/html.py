@@ -34,6 +34,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from . import runtable
 from .buckets import BUCKETS, KEYS
 from .gates import METRIC_WORDS
 from .occupancy import FAMILIES
@@ -938,6 +939,21 @@ def _figures(name: str, agg: Mapping[str, Any], pooled: bool = False) -> dict[st
     }
 
 
+def _arm_table(arms: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The harness's arm table (`runtable.rows`), every row, each median with its p25."""
+    try:
+        rows = runtable.rows(arms)
+    except (KeyError, TypeError, AttributeError):  # a report of an older schema: no table
+        return None
+    if not rows:
+        return None
+    return {
+        "names": [_shown(a) for a in arms],
+        "rows": [{"key": r.key, "label": r.label.strip(), "sub": r.label.startswith(" "),
+                  "cells": [_shown(c) for c in r.cells]} for r in rows],
+    }  # fmt: skip
+
+
 def _coverage(cov: Any) -> dict[str, Any] | None:
     """``{collected, ran, partial|complete, why (text or list), not_run?}`` -> what the banner says."""
     if not isinstance(cov, Mapping):
@@ -1257,6 +1273,7 @@ def context(document: Mapping[str, Any]) -> dict[str, Any]:
         "gates_summary": _gates_summary(gates),
         "heatmap": heatmap,
         "figure_names": [label for _, label in FIGURES],
+        "arm_table": _arm_table(arms),
         "figures": figures,
         "statuses": statuses,
         "n_transcripts": len(transcripts),

@@ -10,6 +10,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from . import runtable
 from .buckets import BUCKETS
 from .gates import outcome_of
 from .terminal import clean, percent
@@ -105,6 +106,17 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
         if any(o.get("estimated") for o in occ):
             yield ""
             yield "\\~ includes estimated figures (the log gives the window only at the end)"
+    table = runtable.rows(arms) if arms else []
+    if table:
+        yield ""
+        yield "**Run figures** (per run: median (p25) [min-max])"
+        yield ""
+        yield "| | " + " | ".join(_text(a) for a in arms) + " |"
+        yield "|---|" + "---:|" * len(arms)
+        for r in table:
+            # "\\$": two dollars in one line are math on GitHub
+            row = " | ".join(_text(c).replace("$", "\\$") for c in r.cells)
+            yield f"| {_text(r.label.strip())} | {row} |"
     gates = doc.get("gates") or []
     if gates:
         yield ""

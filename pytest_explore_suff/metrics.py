@@ -13,6 +13,7 @@ from .allocation import Section, allocation
 from .classify import Verdict
 from .events import Collector
 from .occupancy import DEFAULT_WINDOW, occupancy
+from .runfigures import figures
 
 
 def measure(
@@ -23,7 +24,8 @@ def measure(
 ) -> dict[str, Any]:
     """The record's ``allocation``, ``occupancy`` and ``tokens_processed`` fields, with the
     reasons a metric could not be computed (M6: never silently zero). ``sections``: gets
-    each judged response's returned-file sections, by call id (`allocation.sections`)."""
+    each judged response's returned-file sections, by call id (`allocation.sections`).
+    And the arm table's fields (`runfigures.figures`)."""
     calls = verdict.calls
     if len(calls) > 1:  # most transcripts have one explore call or none
         order = collector.seen_tool_ids
@@ -44,4 +46,5 @@ def measure(
         "occupancy": occ,
         "occupancy_reason": occ_why,
         "tokens_processed": collector.processed,
+        **figures(verdict, collector, responses),
     }

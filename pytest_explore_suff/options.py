@@ -34,6 +34,15 @@ GATES: dict[str, tuple[str, str]] = {
 METRIC_GATES: dict[str, tuple[str, str]] = {
     "min_allocation": ("allocation", "min"),
     "max_residual_share": ("residual_share", "max"),
+    "max_duplicate_share": ("duplicate_share", "max"),
+}
+#: The arm table's bars: a run figure's median against the compared arm, or against the same
+#: arm in the baseline: option / ini stem -> (figure, op). ``max_increase``: by at most N (a
+#: count); ``max_rel_increase``: by at most FRAC of the reference's median.
+RUN_GATES: dict[str, tuple[str, str]] = {
+    "max_read_increase": ("read", "max_increase"),
+    "max_duration_increase": ("duration", "max_rel_increase"),
+    "max_cost_increase": ("cost", "max_rel_increase"),
 }
 #: Against a baseline: option / ini stem -> (metric, direction).
 METRIC_BASELINE_GATES: dict[str, tuple[str, str]] = {
@@ -47,7 +56,15 @@ METRIC_WORDS = {
     "residual_share": ("median retrieval residual share of the final context",
                        "no occupancy figure (no token counts in its logs)"),
     "residual": ("median retrieval residual", "no occupancy figure (no token counts in its logs)"),
+    "duplicate_share": ("pooled duplicate share",
+                  "no duplicate figure (no explore response with a returned-file section)"),
 }  # fmt: skip
+#: What a run gate compares, in words (`RUN_GATES`).
+RUN_WORDS = {
+    "read": "median Read calls per run",
+    "duration": "median duration per run",
+    "cost": "median cost per run",
+}
 
 
 def _arm_value(text: str, expected: str) -> tuple[str | None, float]:
@@ -127,6 +144,10 @@ class Settings:
         self.gates = _gates(config, GATES)
         self.metric_gates = _gates(config, METRIC_GATES)
         self.metric_baseline_gates = _gates(config, METRIC_BASELINE_GATES)
+        self.run_gates = _gates(config, RUN_GATES)
+        self.control: tuple[str, ...] | None = _checked(
+            opt("explore_suff_control"), _groups, "explore_suff_control"
+        )
         self.window: int = (
             _checked(opt("explore_suff_window"), _positive_tokens, "explore_suff_window") or DEFAULT_WINDOW
         )
@@ -221,7 +242,7 @@ def _gates(config: pytest.Config, table: dict[str, tuple[str, str]]) -> list[Gat
     """The gates of ``table``'s options: the command line's, else the ini's lines."""
     out: list[Gate] = []
     for stem, (metric, op) in table.items():
-        parse = parse_growth if op == "max_growth" else parse_threshold
+        parse = parse_growth if op in ("max_growth", "max_increase", "max_rel_increase") else parse_threshold
         values = config.getoption(stem) or [
             _checked(v, parse, f"explore_suff_{stem}") for v in config.getini(f"explore_suff_{stem}")
         ]
@@ -317,6 +338,13 @@ def _fraction(text: str) -> float:
     if arm is not None:
         raise argparse.ArgumentTypeError(f"{text!r}: expected FRAC, without an arm")
     return frac
+
+
+def _groups(text: str) -> tuple[str, ...]:
+    groups = tuple(dict.fromkeys(p.strip() for p in str(text).split(",")))
+    if not groups or not all(groups):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected one or more groups, as GROUP[,GROUP]")
+    return groups
 
 
 def _arm_pair(text: str) -> tuple[str, str]:
@@ -427,6 +455,22 @@ def _metric_gate_option(stem: str, metric: str, op: str) -> Option:
         type=parse_growth if op == "max_growth" else parse_threshold,
         metavar="[ARM:]FRAC",
         help=f"{what}, in ARM or in every arm with answered calls (repeatable)",
+    )
+
+
+def _run_gate_option(stem: str, figure: str, op: str) -> Option:
+    how = "by more than N calls (0: must not increase)" if op == "max_increase" else (
+        "by more than FRAC of the reference's (0.1: 10%%)")  # fmt: skip
+    return Option(
+        f"--{stem.replace('_', '-')}",
+        f"explore_suff_{stem}",
+        dest=stem,
+        action="append",
+        type=parse_growth,
+        metavar="[ARM:]N" if op == "max_increase" else "[ARM:]FRAC",
+        help=f"fail when the {RUN_WORDS[figure]} rose {how}, against the same arm in the baseline "
+        "(--explore-suff-baseline), else against the other arm of the compared pair; in ARM, or in "
+        "every arm that has the figure (repeatable)",
     )
 
 
@@ -544,6 +588,16 @@ OPTIONS: tuple[Option, ...] = (
     ),
     *(_metric_gate_option(stem, metric, op) for stem, (metric, op) in METRIC_GATES.items()),
     *(_metric_gate_option(stem, metric, op) for stem, (metric, op) in METRIC_BASELINE_GATES.items()),
+    *(_run_gate_option(stem, figure, op) for stem, (figure, op) in RUN_GATES.items()),
+    Option(
+        "--explore-suff-control",
+        "explore_suff_control",
+        type=_groups,
+        metavar="GROUP[,GROUP]",
+        help="control groups (repositories the change must not affect): fail when any metric of "
+        "theirs, in any arm, moved beyond noise against the baseline (95%%, Holm-corrected over "
+        "the metrics); needs --explore-suff-baseline",
+    ),
     Option(
         "--explore-suff-save",
         "explore_suff_autosave",

@@ -27,6 +27,11 @@ SCHEMA = "pytest-explore-suff/3"
 READABLE_SCHEMAS = ("pytest-explore-suff/1", "pytest-explore-suff/2", SCHEMA)
 #: Why a transcript that was not judged has no metric.
 NOT_JUDGED = "the transcript was not judged"
+#: The arm table's fields of a transcript that was not judged (`runfigures.figures`).
+NOT_FIGURED: dict[str, Any] = {
+    "run_figures": None, "abandoned": None, "abandon_file_access_after": None,
+    "last_call_retrieval": None, "duplicate": None, "duplicate_reason": NOT_JUDGED, "cost": None,
+}  # fmt: skip
 
 
 def record(
@@ -47,7 +52,7 @@ def record(
         metrics = measure(verdict, collector, window, sections)
     else:
         metrics = {"allocation": None, "allocation_reason": NOT_JUDGED, "occupancy": None,
-                   "occupancy_reason": NOT_JUDGED, "tokens_processed": None}  # fmt: skip
+                   "occupancy_reason": NOT_JUDGED, "tokens_processed": None, **NOT_FIGURED}  # fmt: skip
     warnings = [*transcript.notes, *(collector.warnings if collector else ())]
     return {
         "path": transcript.path,
@@ -132,8 +137,9 @@ def _is_mapping(value: Any) -> bool:
 
 
 def _spread(values: Sequence[float]) -> dict[str, float | None]:
-    """Median [min-max]."""
-    return {"median": stats.median(values), "min": min(values) if len(values) else None,
+    """Median [min-max], with the 25th percentile beside the median."""
+    return {"median": stats.median(values), "p25": stats.quantile(values, 0.25),
+            "min": min(values) if len(values) else None,
             "max": max(values) if len(values) else None}  # fmt: skip
 
 
@@ -361,6 +367,7 @@ def _summary(c: Columns) -> dict[str, Any]:
     truth = truth_summary(c.recs)
     if truth is not None:  # only when a truth file is in play: the report is otherwise unchanged
         agg["truth"] = truth
+    agg.update(table_summary(c.recs))
     return agg
 
 
@@ -536,6 +543,175 @@ def figures(recs: list[Mapping[str, Any]]) -> dict[str, float | None]:
     if any(t is not None for t in tokens.values):
         out["tokens"] = stats.median(tokens.values)
     return out
+
+
+# -- the arm table (`runfigures`): what the aggregates read of a record, and its summaries --
+
+#: A record's arm-table figures as a `store.RecordStore` keeps them (doubles, NaN for None):
+#: `table_of` reads them, `table_summary` sums them up.
+TABLE = (
+    "success", "raced", "contaminated", "duration_s", "tool_calls", "read", "search", "bash",
+    "retrieval", "cli_calls", "cli_returned", "errored_retrieval", "last_call_retrieval",
+    "abandoned", "duplicate_chars", "duplicate_envelope", "cost_usd", "main_usd", "subagents_usd",
+    "tokens_main", "tokens_subagents", "input_tokens", "cache_read_tokens", "tokens_processed",
+)  # fmt: skip
+TABLE_SIZE = len(TABLE)
+_T = {name: i for i, name in enumerate(TABLE)}
+_NO_TABLE: tuple[Any, ...] = (None,) * TABLE_SIZE
+#: The per-run rows of the arm table, each as median [min-max] with its 25th percentile.
+TABLE_ROWS = (
+    "duration_s", "tool_calls", "read", "search", "bash", "retrieval", "tokens_processed", "cost_usd",
+)  # fmt: skip
+
+
+def _num(value: Any) -> float | int | None:
+    return value if stats.is_number(value) else None
+
+
+def _flag(value: Any) -> int | None:
+    return int(value) if isinstance(value, bool) else None
+
+
+def table_of(rec: Mapping[str, Any]) -> tuple[Any, ...]:
+    """What the arm table reads of one record (`TABLE`), None where the log lacks it."""
+    kept = getattr(rec, "table", None)  # a `store.Slim`: what its store kept
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
+    f: Any = rec.get("run_figures")
+    if not _is_mapping(f):
+        return _NO_TABLE
+    flags: Any = rec.get("flags") or {}
+    d: Any = rec.get("duplicate")
+    c: Any = rec.get("cost") or {}
+    has_d = _is_mapping(d)
+    return (
+        _flag(f.get("success")), _flag(flags.get("raced")), _flag(flags.get("contaminated")),
+        *[_num(f.get(k)) for k in ("duration_s", "tool_calls", "read", "search", "bash", "retrieval",
+                                    "cli_calls", "cli_returned", "errored_retrieval")],
+        _flag(rec.get("last_call_retrieval")), _flag(rec.get("abandoned")),
+        _num(d.get("duplicate_chars")) if has_d else None, _num(d.get("envelope")) if has_d else None,
+        *[_num(c.get(k)) for k in ("total_usd", "main_usd", "subagents_usd", "tokens_main",
+                                    "tokens_subagents", "input_tokens", "cache_read_tokens")],
+        _num(f.get("tokens_processed")),
+    )  # fmt: skip
+
+
+def models_of(rec: Mapping[str, Any]) -> dict[str, float]:
+    """The record's cost per model (``cost.by_model``), where the log says it."""
+    kept = getattr(rec, "models", None)  # a `store.Slim`
+    if kept is not None:
+        return kept  # type: ignore[no-any-return]
+    c: Any = rec.get("cost")
+    by_model: Any = c.get("by_model") if _is_mapping(c) else None
+    if not _is_mapping(by_model):
+        return {}
+    return {
+        str(m): v["cost_usd"]
+        for m, v in by_model.items()
+        if _is_mapping(v) and stats.is_number(v.get("cost_usd"))
+    }
+
+
+def pack_table(table: Sequence[Any]) -> list[float]:
+    """A record's `table_of` as doubles (NaN for None), as a `store.RecordStore` keeps it."""
+    out = []
+    for v in table:
+        try:
+            out.append(math.nan if v is None else float(v))
+        except OverflowError:
+            out.append(math.inf)
+    return out
+
+
+def unpack_table(values: Iterable[float]) -> tuple[Any, ...]:
+    return tuple(None if v != v else v for v in values)
+
+
+def _count(rows: Sequence[tuple[Any, ...]], name: str) -> int:
+    at = _T[name]
+    return sum(1 for t in rows if t[at])
+
+
+def _known(rows: Sequence[tuple[Any, ...]], name: str) -> list[float]:
+    at = _T[name]
+    return [t[at] for t in rows if t[at] is not None]
+
+
+def _whole(x: float) -> float | int:
+    """A sum of counts kept as doubles, as the count it is."""
+    return int(x) if float(x).is_integer() and abs(x) < 2**53 else x
+
+
+def _row(values: list[float]) -> dict[str, Any]:
+    return {"runs": len(values), **_spread(values)}
+
+
+def run_counts(rows: Sequence[tuple[Any, ...]]) -> dict[str, Any]:
+    """The head of the arm table over every judged run of an arm (the excluded ones too):
+    runs, of which non-success, raced, contaminated; the CLI calls."""
+    calls = sum(_known(rows, "cli_calls"))
+    returned = sum(_known(rows, "cli_returned"))
+    return {
+        "runs": len(rows),
+        "non_success": sum(1 for t in rows if t[_T["success"]] == 0),
+        "success_unknown": sum(1 for t in rows if t[_T["success"]] is None),
+        "raced": _count(rows, "raced"),
+        "contaminated": _count(rows, "contaminated"),
+        "cli_returned": _whole(returned),
+        "cli_blocked": _whole(calls - returned),
+    }
+
+
+def table_summary(recs: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``run_figures``, ``duplicate``, ``abandon`` and ``cost`` of an arm's classified records."""
+    rows = [table_of(rec) for rec in recs]
+    figures = {
+        **run_counts(rows),
+        **{name: _row(_known(rows, name)) for name in TABLE_ROWS},
+    }
+    said = _known(rows, "abandoned")
+    abandoned = sum(1 for v in said if v)
+    last = _known(rows, "last_call_retrieval")
+    last_k = sum(1 for v in last if v)
+    abandon = {
+        "abandoned": abandoned,
+        "runs": len(said),
+        "abandon_share": abandoned / len(said) if said else None,
+        "errored_retrieval_runs": sum(1 for t in rows if t[_T["errored_retrieval"]]),
+        "last_call_retrieval": last_k,
+        "last_call_runs": len(last),
+        "last_call_retrieval_share": last_k / len(last) if last else None,
+    }
+    dup_rows = [t for t in rows if t[_T["duplicate_envelope"]] is not None]
+    duplicate = None
+    if dup_rows:
+        chars = [t[_T["duplicate_chars"]] for t in dup_rows]
+        envelope = [t[_T["duplicate_envelope"]] for t in dup_rows]
+        duplicate = {
+            "transcripts": len(dup_rows),
+            "envelope": _whole(sum(envelope)),
+            "duplicate_chars": _whole(sum(chars)),
+            "duplicate_share": stats.ratio_of(chars, envelope).to_dict(),
+            "per_run": _spread([c / e if e else 0.0 for c, e in zip(chars, envelope, strict=True)]),
+        }
+    models: dict[str, list[float]] = {}
+    for rec in recs:
+        for model, usd in models_of(rec).items():
+            models.setdefault(model, []).append(usd)
+    cache_in = [t for t in rows if t[_T["input_tokens"]] and t[_T["cache_read_tokens"]] is not None]
+    total_in = sum(t[_T["input_tokens"]] for t in cache_in)
+    cost = {
+        **{
+            name: {"total": sum(v) if (v := _known(rows, name)) else None, **_row(v)}
+            for name in ("cost_usd", "main_usd", "subagents_usd", "tokens_main", "tokens_subagents")
+        },
+        "by_model": {m: {"runs": len(v), "cost_usd": sum(v)} for m, v in sorted(models.items())},
+        "cache_read_share": {
+            "pooled": sum(t[_T["cache_read_tokens"]] for t in cache_in) / total_in if total_in else None,
+            **_row([t[_T["cache_read_tokens"]] / t[_T["input_tokens"]] for t in cache_in]),
+        },
+    }
+    return {"run_figures": figures, "duplicate": duplicate, "abandon": abandon, "cost": cost}
 
 
 def dumps(document: Mapping[str, Any]) -> bytes:

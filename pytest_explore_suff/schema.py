@@ -34,13 +34,15 @@ PLACEHOLDERS: dict[str, tuple[str, ...] | None] = {
     "<bucket>": KEYS,
     "<family>": FAMILIES,
     "<agent>": None,
+    "<model>": None,
 }
 
 
 def _median_range(path: str, what: str, kind: str = "number") -> list[Field]:
     return [
-        Field(path, "object", f"{what}: median, min and max over the arm's transcripts"),
+        Field(path, "object", f"{what}: median, 25th percentile, min and max over the arm's transcripts"),
         Field(f"{path}.median", f"{kind}|null", "the median"),
+        Field(f"{path}.p25", f"{kind}|null", "the 25th percentile (interpolated between the nearest ranks)"),
         Field(f"{path}.min", f"{kind}|null", "the smallest"),
         Field(f"{path}.max", f"{kind}|null", "the largest"),
     ]
@@ -110,6 +112,83 @@ def _aggregate(p: str) -> list[Field]:
         Field(f"{occ}.ctx_base", "number|null", "median tokens of the first request's prompt"),
         Field(f"{occ}.estimated", "integer", "of those, transcripts whose occupancy is estimated (M10): "
               "the arm tables mark the figures with `~`"),
+        *_table(p),
+    ]
+
+
+def _row(path: str, what: str) -> list[Field]:
+    return [*_median_range(path, what), Field(f"{path}.runs", "integer", "transcripts that have the figure")]
+
+
+#: The per-run rows of the arm table (`report.TABLE_ROWS`) and what they count.
+_ROWS = {
+    "duration_s": "duration of a run in seconds (the runs' `result` events, or the log's first and "
+    "last time)",
+    "tool_calls": "tool calls of every thread (ToolSearch left out)",
+    "read": "file reads (Read, NotebookRead and each agent's equivalent)",
+    "search": "searches (Grep, Glob and equivalents)",
+    "bash": "shell commands",
+    "retrieval": "calls of the judged tool",
+    "tokens_processed": "tokens processed (every request's prompt and output; where cost is absent)",
+    "cost_usd": "cost of a run in USD (Claude Code logs)",
+}
+
+
+def _table(p: str) -> list[Field]:
+    """The arm table of one arm, or pooled (`report.table_summary`, see docs/rules.md)."""
+    rf, d, ab, c = f"{p}.run_figures", f"{p}.duplicate", f"{p}.abandon", f"{p}.cost"
+    return [
+        Field(rf, "object", "the harness's arm table: runs and their behaviour"),
+        Field(f"{rf}.runs", "integer", "judged runs, the excluded (raced, contaminated) ones too"),
+        Field(f"{rf}.non_success", "integer", "of them, runs whose log says they did not end in success"),
+        Field(f"{rf}.success_unknown", "integer", "of them, runs whose log does not say (no `result` event)"),
+        Field(f"{rf}.raced", "integer", "of them, MCP cold-start races"),
+        Field(f"{rf}.contaminated", "integer", "of them, runs that reached the tool through its CLI"),
+        Field(f"{rf}.cli_returned", "integer", "CLI calls of the tool family that returned output"),
+        Field(f"{rf}.cli_blocked", "integer", "CLI attempts that returned an error or nothing"),
+        *(f for name, what in _ROWS.items() for f in _row(f"{rf}.{name}", what)),
+        Field(d, "object|null", "duplicate residual: what a judged call returned that an earlier one "
+              "had returned of the same file; null when no transcript has a section"),
+        Field(f"{d}.transcripts", "integer", "transcripts with a section"),
+        Field(f"{d}.envelope", "integer", "characters of every section"),
+        Field(f"{d}.duplicate_chars", "integer", "of those, characters of duplicate source lines"),
+        Field(f"{d}.duplicate_share", "object", "pooled duplicate_chars / envelope with its 95% interval "
+              "(transcripts as clusters)"),
+        Field(f"{d}.duplicate_share.share", "number", "the pooled share"),
+        Field(f"{d}.duplicate_share.lo", "number", "lower bound of the 95% interval"),
+        Field(f"{d}.duplicate_share.hi", "number", "upper bound of the 95% interval"),
+        Field(f"{d}.duplicate_share.se", "number", "standard error, clustered by transcript"),
+        Field(f"{d}.duplicate_share.clusters", "integer", "transcripts in the estimate"),
+        Field(f"{d}.duplicate_share.method", "string", "`cluster-normal`, or `none` with fewer than two"),
+        *_median_range(f"{d}.per_run", "per-transcript duplicate share"),
+        Field(ab, "object", "abandonment and the tool's errors"),
+        Field(f"{ab}.abandoned", "integer", "transcripts that abandoned the tool"),
+        Field(f"{ab}.runs", "integer", "transcripts with a judged call (where abandonment is defined)"),
+        Field(f"{ab}.abandon_share", "number|null", "abandoned / runs"),
+        Field(f"{ab}.errored_retrieval_runs", "integer", "transcripts with an errored response of the tool"),
+        Field(f"{ab}.last_call_retrieval", "integer", "transcripts whose main thread's last tool call "
+              "was the judged tool"),
+        Field(f"{ab}.last_call_runs", "integer", "transcripts with a tool call on the main thread"),
+        Field(f"{ab}.last_call_retrieval_share", "number|null", "last_call_retrieval / last_call_runs"),
+        Field(c, "object", "cost and tokens, split between the main thread and subagents"),
+        *(
+            f
+            for name, what in (
+                ("cost_usd", "cost of a run in USD"),
+                ("main_usd", "of it, the main thread's (null where a model served both sides)"),
+                ("subagents_usd", "of it, the subagents'"),
+                ("tokens_main", "tokens the main thread's requests processed"),
+                ("tokens_subagents", "tokens the subagents' requests processed"),
+            )
+            for f in (*_row(f"{c}.{name}", what), Field(f"{c}.{name}.total", "number|null", "the sum"))
+        ),
+        Field(f"{c}.by_model", "object", "cost per model, where the log says (Claude Code's "
+              "`result.modelUsage`)"),
+        Field(f"{c}.by_model.<model>", "object", "one model"),
+        Field(f"{c}.by_model.<model>.runs", "integer", "runs that name it"),
+        Field(f"{c}.by_model.<model>.cost_usd", "number", "its cost, summed"),
+        *_row(f"{c}.cache_read_share", "per-run share of input tokens that were cache reads"),
+        Field(f"{c}.cache_read_share.pooled", "number|null", "cache reads over input tokens, pooled"),
     ]
 
 
@@ -350,6 +429,57 @@ FIELDS: tuple[Field, ...] = (
     Field(f"{_T}.occupancy_reason", "string", "why `occupancy` is null; empty otherwise"),
     Field(f"{_T}.tokens_processed", "integer|null", "the `result` events' usage summed; null when none "
           "says"),
+    Field(f"{_T}.run_figures", "object|null", "the arm table's figures of this run (null: not judged); "
+          "a figure the log lacks is null"),
+    Field(f"{_T}.run_figures.success", "boolean|null", "every run ended in success; null: the log does "
+          "not say"),
+    Field(f"{_T}.run_figures.duration_s", "number|null", "seconds"),
+    Field(f"{_T}.run_figures.tool_calls", "integer", "tool calls of every thread, ToolSearch left out"),
+    Field(f"{_T}.run_figures.read", "integer", "file reads"),
+    Field(f"{_T}.run_figures.search", "integer", "Grep/Glob and equivalents"),
+    Field(f"{_T}.run_figures.bash", "integer", "shell commands"),
+    Field(f"{_T}.run_figures.retrieval", "integer", "calls of the judged tool"),
+    Field(f"{_T}.run_figures.cli_calls", "integer", "shell commands that invoked the family's CLI"),
+    Field(f"{_T}.run_figures.cli_returned", "integer", "of those, the ones that returned output"),
+    Field(f"{_T}.run_figures.errored_retrieval", "integer", "calls of the judged tool answered with an "
+          "error"),
+    Field(f"{_T}.run_figures.tokens_processed", "integer|null", "tokens processed (the runs' usage or "
+          "token totals)"),
+    Field(f"{_T}.abandoned", "boolean|null", "after its last judged call the main thread made 3 or more "
+          "read or search calls and no call of the tool; null: no judged call"),
+    Field(f"{_T}.abandon_file_access_after", "integer|null", "the read or search calls it counted"),
+    Field(f"{_T}.last_call_retrieval", "boolean|null", "the main thread's last tool call was the judged "
+          "tool; null: no tool call"),
+    Field(f"{_T}.duplicate", "object|null", "duplicate residual; null with `duplicate_reason`"),
+    Field(f"{_T}.duplicate.envelope", "integer", "characters of every section of the judged calls"),
+    Field(f"{_T}.duplicate.duplicate_chars", "integer", "characters of duplicate source lines, each + 1"),
+    Field(f"{_T}.duplicate.duplicate_lines", "integer", "duplicate source lines"),
+    Field(f"{_T}.duplicate.duplicate_share", "number", "duplicate_chars / envelope"),
+    Field(f"{_T}.duplicate.calls", "array", "per judged call with a section, in stream order"),
+    Field(f"{_T}.duplicate.calls[].id", "string", "the call's id"),
+    Field(f"{_T}.duplicate.calls[].envelope", "integer", "characters of its sections"),
+    Field(f"{_T}.duplicate.calls[].duplicate_chars", "integer", "of those, of duplicate lines"),
+    Field(f"{_T}.duplicate.calls[].duplicate_lines", "integer", "its duplicate source lines"),
+    Field(f"{_T}.duplicate.calls[].duplicate_share", "number", "duplicate_chars / envelope"),
+    Field(f"{_T}.duplicate_reason", "string", "why `duplicate` is null; empty otherwise"),
+    Field(f"{_T}.cost", "object|null", "cost and tokens, main thread against subagents (null: not judged)"),
+    Field(f"{_T}.cost.total_usd", "number|null", "the runs' cost"),
+    Field(f"{_T}.cost.main_usd", "number|null", "the main thread's: the whole cost when no subagent made "
+          "a request, else the models only main used; null when a model served both"),
+    Field(f"{_T}.cost.subagents_usd", "number|null", "the subagents' (likewise)"),
+    Field(f"{_T}.cost.by_model", "object|null", "per model, as `result.modelUsage` says (summed over runs)"),
+    Field(f"{_T}.cost.by_model.<model>", "object", "one model"),
+    Field(f"{_T}.cost.by_model.<model>.input_tokens", "number|null", "`inputTokens`"),
+    Field(f"{_T}.cost.by_model.<model>.output_tokens", "number|null", "`outputTokens`"),
+    Field(f"{_T}.cost.by_model.<model>.cache_read_tokens", "number|null", "`cacheReadInputTokens`"),
+    Field(f"{_T}.cost.by_model.<model>.cache_creation_tokens", "number|null", "`cacheCreationInputTokens`"),
+    Field(f"{_T}.cost.by_model.<model>.cost_usd", "number|null", "`costUSD`"),
+    Field(f"{_T}.cost.tokens_main", "integer|null", "tokens the main thread's requests processed (input, "
+          "cache read, cache creation, output)"),
+    Field(f"{_T}.cost.tokens_subagents", "integer|null", "the subagents' requests' likewise"),
+    Field(f"{_T}.cost.input_tokens", "integer|null", "input tokens of every request (cache reads included)"),
+    Field(f"{_T}.cost.cache_read_tokens", "integer|null", "of them, cache reads"),
+    Field(f"{_T}.cost.cache_read_share", "number|null", "cache_read_tokens / input_tokens"),
     Field("ignored", "array", "every file of the campaign that is not a transcript's, or was not followed"),
     Field("ignored[].path", "string", "the file (or a folder of such files), relative to the campaign"),
     Field("ignored[].reason", "string", "why"),

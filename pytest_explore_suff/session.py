@@ -59,6 +59,8 @@ def configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             f"{settings.metric_baseline_gates[0].option} needs --explore-suff-baseline=REPORT"
         )
+    if settings.control and not settings.baseline_path:
+        raise pytest.UsageError("--explore-suff-control needs --explore-suff-baseline=REPORT")
     # The campaign replaces the usual test paths (run from a project's own root,
     # it collects the campaign, not the project's tests); paths the user named
     # on the command line are collected along with it.
@@ -310,6 +312,8 @@ class Reporter:
             metric_gates=settings.metric_gates,
             metric_baseline_gates=settings.metric_baseline_gates,
             **self._truth(),
+            run_gates=settings.run_gates,
+            control=settings.control,
         )
         self._history(self.report)
         self._write(self.report)

@@ -164,6 +164,18 @@ def median(values: Iterable[float | int | None]) -> float | None:
     return float(xs[mid]) if len(xs) % 2 else (float(xs[mid - 1]) + float(xs[mid])) / 2
 
 
+def quantile(values: Iterable[float | int | None], q: float) -> float | None:
+    """The ``q`` quantile of the numbers among ``values``, interpolated between the two
+    nearest ranks (numpy's default, "linear"): 0.25 gives the p25 the arm tables show."""
+    xs = sorted([float(v) for v in values if is_number(v)])
+    if not xs:
+        return None
+    at = (len(xs) - 1) * q
+    lo = math.floor(at)
+    hi = min(lo + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (at - lo)
+
+
 @dataclass(frozen=True)
 class Ratio:
     """A pooled ratio sum(u) / sum(e) over clusters, with a 95% interval."""

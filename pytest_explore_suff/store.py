@@ -26,15 +26,20 @@ import orjson
 from .jsonl import decode
 from .report import (
     BRIEF_SIZE,
+    TABLE_SIZE,
     Brief,
     Totals,
     brief_of,
     indented,
+    models_of,
     pack_brief,
+    pack_table,
     pack_totals,
     run_totals,
+    table_of,
     truth_brief_of,
     unpack_brief,
+    unpack_table,
     unpack_totals,
 )
 
@@ -42,10 +47,10 @@ from .report import (
 #: the strings, and the counts and tools dicts, that thousands of records share.
 _PLACE = 2  # the record's offset in the spool and its size
 _NUMBERS = ("answered", "errored", "concurrent")
-_VALUES = ("arm", "group", "status", "reason", "counts", "tools", "agent")
+_VALUES = ("arm", "group", "status", "reason", "counts", "tools", "agent", "models")
 _TOTALS = 4  # `report.run_totals`, then the metrics' brief (`report.brief_of`): doubles, NaN for None
-_FIGURES = _TOTALS + BRIEF_SIZE
-_KEPT = frozenset({"path", "digest", *_NUMBERS, *_VALUES})
+_FIGURES = _TOTALS + BRIEF_SIZE + TABLE_SIZE  # then the arm table's figures (`report.table_of`)
+_KEPT = frozenset({"path", "digest", *_NUMBERS, *_VALUES}) - {"models"}  # models: not a record field
 #: A record's digest (`sources.Digests`, 32 hex digits) as its row keeps it: 16 bytes, all
 #: zero for none (the digest of any bytes is not, but for a chance of 2**-128).
 _DIGEST = 16
@@ -126,6 +131,7 @@ class Slim(Mapping[str, Any]):
     counts: dict[str, int] = _value_field("counts")
     tools: dict[str, Any] = _value_field("tools")
     agent: str = _value_field("agent")
+    models: dict[str, float] = _value_field("models")
     answered: int = _number_field("answered")
     errored: int = _number_field("errored")
     concurrent: int = _number_field("concurrent")
@@ -150,6 +156,11 @@ class Slim(Mapping[str, Any]):
         """What `report.truth_brief_of` reads of the record's ground truth (None: no truth file)."""
         return self._store._truth.get(self._row)
 
+    @property
+    def table(self) -> tuple[Any, ...]:
+        """What `report.table_of` reads of the record's arm-table figures."""
+        return self._store.table(self._row)
+
 
 class _Block:
     """The arrays of `_BLOCK` rows: each row's items side by side (`_PLACE` of them in
@@ -167,7 +178,8 @@ class _Block:
 
 #: What a store keeps of a record (`kept`): path, arm, group, status, reason, counts, tools,
 #: agent, answered, errored, concurrent, run totals (`report.run_totals`), the metrics'
-#: brief (`report.brief_of`), digest, the ground truth's brief (`report.truth_brief_of`).
+#: brief (`report.brief_of`), digest, the arm table's figures (`report.table_of`), cost per
+#: model (`report.models_of`), the ground truth's brief (`report.truth_brief_of`).
 Kept = tuple[Any, ...]
 #: A record as an item ships it (`shipped`): the bytes the report will hold and what the
 #: store keeps of it, as it is, or (from an xdist worker, `over_the_wire`) as JSON.
@@ -181,7 +193,8 @@ def kept(rec: Mapping[str, Any]) -> Kept:
         rec.get("tools") or {},
         rec.get("agent", ""),  # the arm's agents (a report of schema 1 has none)
         rec["answered"], rec["errored"], rec["concurrent"],
-        run_totals(rec), brief_of(rec), rec.get("digest"), truth_brief_of(rec),
+        run_totals(rec), brief_of(rec), rec.get("digest"), table_of(rec), models_of(rec),
+        truth_brief_of(rec),
     )  # fmt: skip
 
 
@@ -198,7 +211,8 @@ def shipped(rec: Mapping[str, Any]) -> Mapping[str, Any] | Shipment:
     JSONEncodeError) for a record that cannot be encoded at all."""
     row = kept(rec)
     tools = row[6]
-    numbers = (*row[11], *row[12], *(tools.values() if isinstance(tools, dict) else ()))
+    numbers = (*row[11], *row[12], *row[14], *(tools.values() if isinstance(tools, dict) else ()),
+               *row[15].values())  # fmt: skip
     if any(type(v) is float and math.isinf(v) for v in numbers):
         indented(rec)  # encodable all the same (as null), or it raises here
         return rec
@@ -249,7 +263,7 @@ class RecordStore:
             # encode first: a record that cannot be encoded fails here, not at the end
             data, fields = indented(shipped), kept(shipped)
         (path, arm, group, status, reason, counts, tools, agent,
-         answered, errored, concurrent, totals, brief, digest, *rest) = fields  # fmt: skip
+         answered, errored, concurrent, totals, brief, digest, table, models, *rest) = fields  # fmt: skip
         truth = rest[0] if rest else None
         # The whole row before any of it is stored: a field that does not fit fails here, rows intact.
         numbers = array("q", [answered, errored, concurrent])
@@ -257,9 +271,10 @@ class RecordStore:
         refs.append(self._shared(counts))
         refs.append(self._shared(tools))
         refs.append(self._ref(agent))
+        refs.append(self._shared(models))
         totals = tuple(totals)
         packed = pack_totals(totals)
-        figures = array("d", [*(packed or (0.0,) * _TOTALS), *pack_brief(brief)])
+        figures = array("d", [*(packed or (0.0,) * _TOTALS), *pack_brief(brief), *pack_table(table)])
         place = array("q", [self._end, len(data)])
         packed_digest = (
             bytes.fromhex(digest) if isinstance(digest, str) and len(digest) == 2 * _DIGEST else None
@@ -339,7 +354,11 @@ class RecordStore:
 
     def brief(self, row: int) -> Brief:
         block, at = self._blocks[row // _BLOCK], row % _BLOCK
-        return unpack_brief(block.figures[at * _FIGURES + _TOTALS : (at + 1) * _FIGURES])
+        return unpack_brief(block.figures[at * _FIGURES + _TOTALS : at * _FIGURES + _TOTALS + BRIEF_SIZE])
+
+    def table(self, row: int) -> tuple[Any, ...]:
+        block, at = self._blocks[row // _BLOCK], row % _BLOCK
+        return unpack_table(block.figures[(at + 1) * _FIGURES - TABLE_SIZE : (at + 1) * _FIGURES])
 
     def _row(self, path: str) -> int:
         if self._rows is None:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tabulate import tabulate
 
+from . import runtable
 from .buckets import BUCKETS, Bucket
 
 #: How the reason of an ``ignored`` entry begins when it is a folder, not a file (`campaign`).
@@ -352,6 +353,22 @@ def _transcripts_cell(o: Mapping[str, Any]) -> str:
     return f"{n} ({estimated} estimated)" if estimated else str(n)
 
 
+def run_table(arms: dict[str, dict[str, Any]], width: int = 10_000, verbose: bool = False) -> str | None:
+    """The harness's arm table (`runtable.rows`): runs, duration and tool calls per arm by
+    default, every row with ``-v``; each median [min-max] with its p25 where the width allows."""
+    names = [clean(n) for n in arms]
+    for p25 in (True, False):
+        rows = runtable.rows(arms, verbose=verbose, p25=p25)
+        if not rows:
+            return None
+        body: list[list[object]] = [[r.label, *r.cells] for r in rows]
+        table = _metric_table(body, names, width)
+        if not p25 or ("\n\n" not in table and _width_of(table) <= width):
+            break  # the p25 only when every arm fits in one table
+    title = f"run figures (per run: median{' (p25)' if p25 else ''} [min-max]):"
+    return f"{title}\n{table}"
+
+
 def residual_line(cmp: dict[str, Any]) -> str | None:
     """``retrieval residual 82% higher with A, 7 of 7 groups; fixed overhead +546 tokens``."""
     r = cmp["residual"]
@@ -426,7 +443,8 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
     if report.comparison:
         yield Line("")
         yield from _table(comparison_table(report.comparison, width))
-    blocks = [allocation_table(report.arms, width), occupancy_table(report.arms, width)]
+    blocks = [run_table(report.arms, width, verbose), allocation_table(report.arms, width),
+              occupancy_table(report.arms, width)]  # fmt: skip
     if report.truth is not None:
         blocks.append(truth_table(report.arms, width))
     for block in blocks:

@@ -116,6 +116,13 @@ NOT_IN_THE_EXAMPLES = {
         f"transcripts[].copies[].{k}"
         for k in ("session", "judged_in", "lines", "first_line", "last_line", "calls")
     ),
+    # the examples' result events carry no modelUsage (tests/test_arm_table.py has one)
+    *(f"{p}.cost.by_model.<model>{k}" for p in ("arms.<arm>", "pooled") for k in ("", ".runs", ".cost_usd")),
+    *(
+        f"transcripts[].cost.by_model.<model>{k}"
+        for k in ("", ".input_tokens", ".output_tokens", ".cache_read_tokens", ".cache_creation_tokens")
+    ),
+    "transcripts[].cost.by_model.<model>.cost_usd",
 }
 
 

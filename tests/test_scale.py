@@ -44,8 +44,11 @@ from pytest_explore_suff.report import (
     indented,
     occupancy_summary,
     pack_totals,
+    run_counts,
     run_totals,
     shares,
+    table_of,
+    table_summary,
 )
 from pytest_explore_suff.sources import HEAD_BUFFER, SMALL_FILE, _open_plain, open_head, open_path
 from pytest_explore_suff.store import RecordStore, over_the_wire
@@ -281,8 +284,9 @@ def test_a_stored_record_costs_its_row_not_objects_of_its_own(tmp_path):
             per_record = (tracemalloc.get_traced_memory()[0] - before) / len(recs)
         finally:
             tracemalloc.stop()
-        # arrays (~180 bytes a row), the path's place in a list and a set; a Slim was ~400 bytes
-        assert per_record < 260, per_record
+        # arrays (~180 bytes a row, and the arm table's 24 figures: 192 bytes more), the path's
+        # place in a list and a set; a Slim was ~400 bytes
+        assert per_record < 480, per_record
 
 
 def test_sniffing_reads_a_small_file_in_one_call_and_a_larger_one_through_its_buffer(tmp_path):
@@ -712,8 +716,8 @@ def test_results_no_verdict_reads_are_not_held_though_every_line_is_decoded(tmp_
 
 
 def _reference_spread(values: list) -> dict:
-    return {"median": stats.median(values), "min": min(values) if values else None,
-            "max": max(values) if values else None}  # fmt: skip
+    return {"median": stats.median(values), "p25": stats.quantile(values, 0.25),
+            "min": min(values) if values else None, "max": max(values) if values else None}  # fmt: skip
 
 
 def _reference_allocation(recs: list) -> dict | None:
@@ -771,6 +775,13 @@ def _reference_summary(recs: list) -> dict:
     agg["figures"] = figs
     agg["allocation"] = _reference_allocation(recs)
     agg["occupancy"] = _reference_occupancy(recs)
+    agg.update(table_summary(recs))  # of the dict records: each read whole, as `table_of` reads one
+    return agg
+
+
+def _with_run_counts(agg: dict, judged: list) -> dict:
+    """The arm table's head counts every judged record (the skipped ones too)."""
+    agg["run_figures"].update(run_counts([table_of(r) for r in judged]))
     return agg
 
 
@@ -817,6 +828,22 @@ _record = st.fixed_dictionaries({
         lambda final, base, tool, fa, ret: {"ctx_final": final, "ctx_base": base, "residual": {"tool": tool},
                                             "residual_file_access": fa, "residual_retrieval": ret},
         st.integers(0, 90000), st.integers(0, 9000), st.integers(0, 9000), st.integers(0, 9000), st.integers(0, 9000)),
+    # the arm table's fields (`runfigures.figures`), a figure the log lacks as None
+    "run_figures": st.none() | st.fixed_dictionaries(
+        {k: st.integers(0, 9) for k in ("tool_calls", "read", "search", "bash", "retrieval", "cli_calls",
+                                        "cli_returned", "errored_retrieval")},
+        optional={"success": st.none() | st.booleans(), "duration_s": st.none() | st.floats(0, 900),
+                  "tokens_processed": _figure}),
+    "abandoned": st.none() | st.booleans(),
+    "last_call_retrieval": st.none() | st.booleans(),
+    "flags": st.fixed_dictionaries({"raced": st.booleans(), "contaminated": st.booleans()}),
+    "duplicate": st.none() | st.builds(lambda e, d: {"envelope": e, "duplicate_chars": min(d, e)},
+                                       st.integers(0, 5000), st.integers(0, 5000)),
+    "cost": st.none() | st.fixed_dictionaries({}, optional={
+        k: st.none() | st.floats(0, 9) for k in ("total_usd", "main_usd", "subagents_usd")} | {
+        k: _figure for k in ("tokens_main", "tokens_subagents", "input_tokens", "cache_read_tokens")} | {
+        "by_model": st.none() | st.dictionaries(st.sampled_from(["opus", "haiku"]),
+                                                st.fixed_dictionaries({"cost_usd": st.floats(0, 9)}))}),
 })  # fmt: skip
 
 
@@ -834,10 +861,13 @@ def test_the_columns_give_the_figures_record_by_record_reading_gives(drawn):
             report = _build(recs)
             classified = sorted((r for r in report.transcripts if r["status"] == "classified"),
                                 key=lambda r: r["arm"])  # fmt: skip
-            arms = {arm: _reference_summary([r for r in classified if r["arm"] == arm])
+            judged = [dict(r) for r in report.transcripts if r["status"] != "error" and r["arm"] in report.arms]
+            arms = {arm: _with_run_counts(_reference_summary([r for r in classified if r["arm"] == arm]),
+                                          [r for r in judged if r["arm"] == arm])
                     for arm in sorted({r["arm"] for r in classified})}  # fmt: skip
             assert orjson.dumps(report.arms) == orjson.dumps(arms)
-            assert orjson.dumps(report.pooled) == orjson.dumps(_reference_summary(classified))
+            pooled = _with_run_counts(_reference_summary(classified), judged)
+            assert orjson.dumps(report.pooled) == orjson.dumps(pooled)
             if report.comparison is not None:
                 reference = _reference_compare_arms(list(report.transcripts), "with", "without")
                 assert orjson.dumps(report.comparison) == orjson.dumps(reference)

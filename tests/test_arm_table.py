@@ -1,0 +1,351 @@
+"""The arm table (issue #42): run figures, duplicate residual, abandonment, cost split.
+
+Checked against `table_oracle`, an independent computation from the logs, on a held-out
+seeded campaign, plain and under xdist; and on small hand-made runs for each rule.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+from builders import EXPLORE, Run
+from helpers import RunCampaign
+from table_oracle import arm_rows, held_out_campaign, oracle
+
+from pytest_explore_suff import judge
+from pytest_explore_suff.buckets import KEYS
+from pytest_explore_suff.control import changes, holm
+from pytest_explore_suff.metrics import measure
+
+
+def _close(a: Any, b: Any, where: str) -> None:
+    if isinstance(a, dict) and isinstance(b, dict):
+        assert set(a) == set(b), f"{where}: keys {sorted(a)} != {sorted(b)}"
+        for k in a:
+            _close(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list) and isinstance(b, list):
+        assert len(a) == len(b), f"{where}: {len(a)} != {len(b)} items"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            _close(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) or isinstance(b, float):
+        assert a is not None and b is not None, f"{where}: {a!r} != {b!r}"
+        assert math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12), f"{where}: {a!r} != {b!r}"
+    else:
+        assert a == b, f"{where}: {a!r} != {b!r}"
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["plain", "n2"])
+def test_every_figure_of_a_held_out_campaign_equals_an_independent_computation(
+    pytester: pytest.Pytester, run_campaign: RunCampaign, xdist: list[str]
+) -> None:
+    root = held_out_campaign(pytester.path / "held", seed=7)
+    _, doc = run_campaign(root, "-p", "no:randomly", "--explore-suff-keep-excluded", *xdist)
+    assert doc is not None
+    records = {r["path"]: r for r in doc["transcripts"]}
+    assert len(records) == 40
+    by_arm: dict[str, list[dict[str, Any]]] = {}
+    seen = {"abandoned": 0, "duplicate": 0, "split": 0, "non_success": 0}
+    for path, rec in records.items():
+        want = oracle(root / path)
+        for key in ("run_figures", "abandoned", "abandon_file_access_after", "last_call_retrieval",
+                    "duplicate", "cost"):  # fmt: skip
+            _close(rec[key], want[key], f"{path}: {key}")
+        by_arm.setdefault(rec["arm"], []).append(want)
+        seen["abandoned"] += want["abandoned"] is True
+        seen["duplicate"] += bool(want["duplicate"] and want["duplicate"]["duplicate_chars"])
+        seen["split"] += want["cost"]["subagents_usd"] not in (None, 0.0)
+        seen["non_success"] += want["run_figures"]["success"] is False
+    # The campaign exercises every rule, or the comparison proves little.
+    assert all(seen.values()), seen
+    for arm, wants in by_arm.items():
+        figures = doc["arms"][arm]["run_figures"]
+        for name, row in arm_rows(wants).items():
+            _close(figures[name], row, f"arms.{arm}.run_figures.{name}")
+        assert figures["runs"] == len(wants)
+        assert figures["non_success"] == sum(1 for w in wants if w["run_figures"]["success"] is False)
+        dup = [w["duplicate"] for w in wants if w["duplicate"]]
+        d = doc["arms"][arm]["duplicate"]
+        if dup:
+            _close(d["duplicate_chars"], sum(x["duplicate_chars"] for x in dup), f"{arm} duplicate_chars")
+            _close(d["duplicate_share"]["share"], sum(x["duplicate_chars"] for x in dup)
+                   / sum(x["envelope"] for x in dup), f"{arm} duplicate share")  # fmt: skip
+        flags = [w["abandoned"] for w in wants if w["abandoned"] is not None]
+        assert doc["arms"][arm]["abandon"]["abandoned"] == sum(flags)
+        assert doc["arms"][arm]["abandon"]["runs"] == len(flags)
+
+
+def _figures(tmp_path: Path, run: Run) -> dict[str, Any]:
+    path = run.write(tmp_path / "run-headless-with.jsonl")
+    verdict, collector = judge("stream-json", [path])
+    return measure(verdict, collector)
+
+
+def _code(*lines: str, path: str = "lib/a.js") -> str:
+    return "\n".join([f"**`{path}`**", "```js", *lines, "```"])
+
+
+def test_a_line_an_earlier_call_returned_of_the_same_file_is_duplicate(tmp_path: Path) -> None:
+    run = Run()
+    run.step(run.explore(), _code("function send() {", "  return 1;", "}"))
+    # the same file by a longer path; one line with trailing blanks, one new, one blank
+    second = "\n".join(["**`/r/lib/a.js`**", "```", "function send() {   ", "  return 2;", "", "}", "```"])
+    run.step(run.explore(), second)
+    run.finish()
+    d = _figures(tmp_path, run)["duplicate"]
+    first, again = d["calls"]
+    assert first["duplicate_chars"] == 0
+    # "function send() {   " (20 + 1) and "}" (1 + 1): lengths as they stand, plus a newline
+    assert again["duplicate_lines"] == 2
+    assert again["duplicate_chars"] == 21 + 2
+    assert again["duplicate_share"] == pytest.approx(23 / len(second))
+
+
+def test_a_line_of_another_file_or_outside_a_fence_is_not_duplicate(tmp_path: Path) -> None:
+    run = Run()
+    run.step(run.explore(), _code("const x = 1;") + "\nconst y = 2;")
+    run.step(
+        run.explore(), _code("const x = 1;", path="lib/b.js") + "\nconst y = 2;\n" + _code("const y = 2;")
+    )
+    run.finish()
+    d = _figures(tmp_path, run)["duplicate"]
+    assert d["calls"][1]["duplicate_chars"] == 0
+
+
+def test_a_run_that_stops_exploring_and_searches_by_hand_abandons_the_tool(tmp_path: Path) -> None:
+    run = Run()
+    run.step(run.explore(), _code("x"))
+    run.step(run.use("Grep", pattern="a"))
+    run.step(run.use("Read", file_path="lib/a.js"))
+    run.step(run.use("Bash", command="sed -n '1,9p' lib/b.js"))
+    run.finish()
+    f = _figures(tmp_path, run)
+    assert f["abandoned"] is True and f["abandon_file_access_after"] == 3
+    assert f["last_call_retrieval"] is False
+
+
+def test_an_explore_call_after_the_searches_means_the_tool_was_not_abandoned(tmp_path: Path) -> None:
+    run = Run()
+    run.step(run.explore(), _code("x"))
+    for _ in range(3):
+        run.step(run.use("Glob", pattern="*.js"))
+    run.step(run.explore(), "boom", is_error=True)  # errored: not judged, but a call of the tool
+    run.finish()
+    f = _figures(tmp_path, run)
+    assert f["abandoned"] is False
+    assert f["last_call_retrieval"] is True
+    assert f["run_figures"]["errored_retrieval"] == 1
+
+
+def test_a_run_without_a_judged_call_has_no_abandonment_and_a_log_without_figures_gives_null(
+    tmp_path: Path,
+) -> None:
+    run = Run()
+    run.step(run.use("Read", file_path="a.js"))  # no result event: success, duration, cost unknown
+    f = _figures(tmp_path, run)
+    assert f["abandoned"] is None
+    rf = f["run_figures"]
+    assert rf["success"] is None and rf["duration_s"] is None and rf["tokens_processed"] is None
+    assert f["cost"]["total_usd"] is None and f["cost"]["tokens_main"] is None
+    assert rf["tool_calls"] == 1 and rf["read"] == 1
+
+
+def test_the_cost_splits_by_model_when_the_subagents_ran_on_their_own_model(tmp_path: Path) -> None:
+    run = Run()
+    task = run.use("Task", prompt="look")
+    run.message(task)
+    sub = run.use(EXPLORE, query="q")
+    run.events.append({"type": "assistant", "parent_tool_use_id": task["id"], "message": {
+        "id": "m-sub", "model": "haiku", "content": [sub],
+        "usage": {"input_tokens": 10, "cache_read_input_tokens": 90, "output_tokens": 5}}})  # fmt: skip
+    run.result(sub, _code("x"), parent=task["id"])
+    run.result(task, "summary")
+    for e in run.events:
+        if e["type"] == "assistant" and e.get("parent_tool_use_id") is None:
+            e["message"].update(model="opus", usage={"input_tokens": 100, "cache_read_input_tokens": 0})
+    run.finish()
+    run.events[-1]["modelUsage"] = {"opus": {"costUSD": 0.5}, "haiku": {"costUSD": 0.1}}
+    c = _figures(tmp_path, run)["cost"]
+    assert (c["main_usd"], c["subagents_usd"]) == (0.5, 0.1)
+    assert c["tokens_main"] == 100 and c["tokens_subagents"] == 105
+    assert c["cache_read_share"] == pytest.approx(90 / 200)
+
+
+# -- the gates ------------------------------------------------------------------------------------
+
+
+def _run(
+    reads: int = 0, seconds: float = 1.0, usd: float = 0.01, explores: int = 1, dup: bool = False
+) -> Run:
+    """A run with ``explores`` explore calls (each returning the same function when ``dup``),
+    then ``reads`` Reads; its result says ``seconds`` and ``usd``."""
+    run = Run()
+    for i in range(explores):
+        body = (
+            ("function send() {", "  return 1;", "}") if dup else (f"function send{i}() {{", f"  return {i};")
+        )
+        run.step(run.explore(), _code(*body))
+    for i in range(reads):
+        run.step(run.use("Read", file_path=f"lib/f{i}.js"))
+    run.finish()
+    run.events[-1].update(duration_ms=seconds * 1000, total_cost_usd=usd)
+    return run
+
+
+def _campaign(root: Path, runs: dict[str, list[Run]], group: str = "express") -> Path:
+    for arm, arm_runs in runs.items():
+        for n, r in enumerate(arm_runs, 1):
+            r.write(root / group / f"run{n}" / f"run-headless-{arm}.jsonl")
+    return root
+
+
+def _gate_lines(result: pytest.RunResult, option: str) -> list[str]:
+    return [line for line in result.outlines if line.startswith(f"explore-suff gate {option}")]
+
+
+@pytest.mark.parametrize(
+    ("option", "with_run", "passes"),
+    [
+        ("--max-read-increase=1", {"reads": 2}, True),
+        ("--max-read-increase=0", {"reads": 2}, False),
+        ("--max-duration-increase=0.5", {"seconds": 1.4}, True),
+        ("--max-duration-increase=0.2", {"seconds": 1.4}, False),
+        ("--max-cost-increase=0.1", {"usd": 0.0105}, True),
+        ("--max-cost-increase=0.1", {"usd": 0.02}, False),
+    ],
+)
+def test_a_run_gate_compares_the_arm_with_the_other_arm_of_the_pair(
+    pytester: pytest.Pytester, run_campaign: RunCampaign, option: str, with_run: dict[str, Any], passes: bool
+) -> None:
+    root = _campaign(pytester.path / "c", {"with": [_run(**with_run)] * 3, "without": [_run(reads=1)] * 3})
+    result, doc = run_campaign(root, option, "--max-read-increase=headless-without:5")
+    flag = option.split("=")[0]
+    (line,) = [ln for ln in _gate_lines(result, flag) if ": arm 'headless-with' " in ln]
+    assert ("passed" if passes else "FAILED") in line and "against" in line and "'headless-without'" in line
+    # ARM: a gate on the other arm, against this one (it read less: passes)
+    assert all(
+        "passed" in ln
+        for ln in _gate_lines(result, "--max-read-increase")
+        if ": arm 'headless-without' " in ln
+    )
+    assert result.ret == (0 if passes else 1)
+    assert doc is not None
+    gate = next(g for g in doc["gates"] if g["op"].endswith("increase") and g["arm"] == "headless-with")
+    assert gate["passed"] is passes and gate["old"] is not None
+
+
+def test_a_run_gate_against_the_baseline_compares_each_arm_with_itself(
+    pytester: pytest.Pytester, run_campaign: RunCampaign
+) -> None:
+    old = _campaign(pytester.path / "old", {"with": [_run(reads=1)] * 3, "without": [_run(reads=1)] * 3})
+    run_campaign(old, json="old.json")
+    new = _campaign(pytester.path / "new", {"with": [_run(reads=3)] * 3, "without": [_run(reads=1)] * 3})
+    result, _ = run_campaign(new, "--explore-suff-baseline=old.json", "--max-read-increase=0")
+    lines = _gate_lines(result, "--max-read-increase")
+    assert len(lines) == 2
+    assert any("'headless-with'" in ln and "+2" in ln and "FAILED" in ln for ln in lines), lines
+    assert any("'headless-without'" in ln and "passed" in ln for ln in lines), lines
+    assert result.ret == 1
+
+
+@pytest.mark.parametrize(("dup", "passes"), [(False, True), (True, False)])
+def test_max_duplicate_share_fails_a_tool_that_resends_what_it_sent(
+    pytester: pytest.Pytester, run_campaign: RunCampaign, dup: bool, passes: bool
+) -> None:
+    root = _campaign(pytester.path / "c", {"with": [_run(explores=3, dup=dup)] * 2})
+    result, _ = run_campaign(root, "--max-duplicate-share=0.1")
+    (line,) = _gate_lines(result, "--max-duplicate-share")
+    assert ("passed" if passes else "FAILED") in line
+    assert result.ret == (0 if passes else 1)
+
+
+def _control_campaign(root: Path, moved: bool) -> Path:
+    """Group ``control`` (sufficient runs, or Read-missed ones when ``moved``) and group
+    ``target`` (which the change is meant to move), arm ``with``, four runs each."""
+    _campaign(root, {"with": [_run(reads=0)] * 4}, group="target")
+    control = [_run(reads=2) if moved else _run(reads=0) for _ in range(4)]
+    return _campaign(root, {"with": control}, group="control")
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["plain", "n2"])
+def test_a_control_group_that_moved_fails_the_run_and_one_that_did_not_passes(
+    pytester: pytest.Pytester, run_campaign: RunCampaign, xdist: list[str]
+) -> None:
+    run_campaign(_control_campaign(pytester.path / "old", moved=False), json="old.json")
+    still, _ = run_campaign(
+        _control_campaign(pytester.path / "same", moved=False),
+        "--explore-suff-baseline=old.json",
+        "--explore-suff-control=control",
+        *xdist,
+    )
+    lines = _gate_lines(still, "--explore-suff-control")
+    assert lines and all("within noise: passed" in ln for ln in lines), lines
+    assert still.ret == 0
+    moved, doc = run_campaign(
+        _control_campaign(pytester.path / "moved", moved=True),
+        "--explore-suff-baseline=old.json",
+        "--explore-suff-control=control",
+        *xdist,
+    )
+    lines = _gate_lines(moved, "--explore-suff-control")
+    # one line per metric: the sufficient share and the Read calls moved
+    assert any("sufficient share" in ln and "moved beyond noise: FAILED" in ln for ln in lines), lines
+    assert any("mean Read calls" in ln and "FAILED" in ln for ln in lines), lines
+    assert len(lines) == len({ln.split(",")[2] for ln in lines})
+    assert moved.ret == 1
+    assert doc is not None
+    assert all(g["groups"] == ["control"] for g in doc["gates"])
+
+
+def test_the_control_option_needs_a_baseline(pytester: pytest.Pytester, run_campaign: RunCampaign) -> None:
+    result, _ = run_campaign(
+        _control_campaign(pytester.path / "c", moved=False), "--explore-suff-control=control"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--explore-suff-control needs --explore-suff-baseline*"])
+
+
+def _sim_record(rng: random.Random, arm: str, shift: float = 0.0) -> dict[str, Any]:
+    """A classified record of group ``ctl`` with every figure the control lines read."""
+    answered = rng.randint(1, 5)
+    counts = dict.fromkeys(KEYS, 0)
+    for _ in range(answered):
+        counts[rng.choices(KEYS, [0.1, 0.1, 0.1 + shift, 0.2, 0.5 - shift])[0]] += 1
+    env = rng.randint(500, 5000)
+    used, dup = (int(env * min(1.0, max(0.0, rng.gauss(m, s)))) for m, s in ((0.4, 0.2), (0.1, 0.08)))
+    figures = {k: rng.randint(0, 6) for k in ("tool_calls", "read", "search", "bash", "retrieval")}
+    return {
+        "status": "classified", "group": "ctl", "arm": arm, "counts": counts, "answered": answered,
+        "allocation": {"envelope": env, "used": used, "used_path": used, "calls": [{}], "has_answer": True},
+        "occupancy": {"ctx_final": 50_000, "ctx_base": 900, "residual": {"tool": 1},
+                      "residual_file_access": 1, "residual_retrieval": max(0.0, rng.gauss(3000, 1500))},
+        "run_figures": {**figures, "duration_s": rng.expovariate(1 / 60)},
+        "flags": {}, "duplicate": {"duplicate_chars": dup, "envelope": env}, "cost": {},
+    }  # fmt: skip
+
+
+def test_the_control_lines_raise_a_false_alarm_at_most_five_percent_of_the_time_by_simulation() -> None:
+    # Seeded: two arms, 10 runs a side, every metric drawn from the same distributions in the
+    # baseline and now. Holm over the 28 lines keeps the family-wise false alarms near 5%
+    # (400 simulations: a 95% Monte Carlo margin of about 2 points); the sufficient share
+    # falling from 0.5 to 0.1 (20 runs a side) is caught most of the time.
+    rng = random.Random(20261203)
+
+    def alarmed(shift: float, runs: int) -> bool:
+        arms = ("with", "without")
+        old = [_sim_record(rng, arm) for arm in arms for _ in range(runs)]
+        new = [_sim_record(rng, arm, shift if arm == "with" else 0.0) for arm in arms for _ in range(runs)]
+        return any(c["moved"] for c in changes(new, old, ["ctl"]))
+
+    false_alarms = sum(alarmed(0.0, 10) for _ in range(400)) / 400
+    power = sum(alarmed(0.4, 20) for _ in range(100)) / 100
+    assert false_alarms <= 0.07, false_alarms
+    assert power >= 0.8, power
+
+
+def test_holm_adjusts_the_smallest_p_by_the_family_size_and_keeps_the_order() -> None:
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([]) == []
