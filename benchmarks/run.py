@@ -57,6 +57,25 @@ install; ``--inherit-env`` measures the current environment as is.
 ``--pytest-args`` appends to every pytest command (``-p no:hypothesispytest``
 measures without the hypothesis plugin a test venv carries).
 
+The verdict cache (#40) is measured too: ``re-run`` is the plugin with
+pytest's cache on, run again on an unchanged campaign (the warm-up filled its
+cache folder, one per measure), against pytest alone on as many do-nothing
+items with its cache on too, plus the XXH3 floor (a bare process hashing
+every file's bytes: what a re-run must still read). ``first run`` clears that
+folder first (``--cache-clear``): a first run with the cache's writes. The
+targets: the explore-heavy re-run <= 1.1x, the small campaign's <= 1.15x, and
+the re-run's report byte-identical to the run without the cache.
+
+``--reference PATH`` names the reference harness's ``parse-run.mjs`` (not part
+of this project): ``benchmarks/reference.mjs``, a small Node driver, imports it
+and judges every session of the explore-heavy campaign; its CPU, wall and peak
+memory are reported beside the plugin's first run and re-run, with the targets
+reference CPU >= 3x the re-run's and >= 2x the first run's.
+
+``-n 2`` against ``-n 0`` is also measured on ``tenfold``: ten copies of the
+explore-heavy campaign (4,000 transcripts of about 230 KB), and on the huge
+campaign, each gated at >= 1.3x (wall) with reports byte-identical.
+
 Wall time gates; CPU time (user + system, workers included) is shown beside
 each ratio, as a busy machine changes it less.
 
@@ -88,8 +107,8 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parent
 GENERATE = HERE / "generate.py"
 
-FULL = {"big": 100.0, "huge": 1000.0, "small": 50_000, "base": 10, "heavy": 95.0}
-QUICK = {"big": 4.0, "huge": 12.0, "small": 300, "base": 10, "heavy": 4.0}
+FULL = {"big": 100.0, "huge": 1000.0, "small": 50_000, "base": 10, "heavy": 95.0, "tenfold": 10}
+QUICK = {"big": 4.0, "huge": 12.0, "small": 300, "base": 10, "heavy": 4.0, "tenfold": 2}
 
 FLOOR = r"""
 import os, sys
@@ -105,6 +124,19 @@ for top, dirs, files in os.walk(sys.argv[1]):
                         loads(line)
                         n += 1
 print(n, "lines decoded")
+"""
+
+#: What a re-run reads at least: every file's bytes, hashed with XXH3 (as the cache keys them).
+HASH_FLOOR = r"""
+import os, sys
+import xxhash
+n = 0
+for top, dirs, files in os.walk(sys.argv[1]):
+    for name in files:
+        with open(os.path.join(top, name), "rb") as fh:
+            xxhash.xxh3_128(fh.read()).digest()
+            n += 1
+print(n, "files hashed")
 """
 
 #: A project the plugin runs from (``project``): its ini file points pytest at its own tests,
@@ -234,7 +266,8 @@ def parse_sizes(text: str | None, base: dict[str, float]) -> dict[str, float]:
             key, _, value = part.partition("=")
             if key.strip() not in sizes or not value:
                 raise SystemExit(
-                    f"--sizes: expected FACTOR or big=MB,huge=MB,small=N,base=N,heavy=MB; got {part!r}"
+                    f"--sizes: expected FACTOR or big=MB,huge=MB,small=N,base=N,heavy=MB,tenfold=COPIES; "
+                    f"got {part!r}"
                 ) from None
             sizes[key.strip()] = float(value)
         return sizes
@@ -355,8 +388,11 @@ def table(rows: list[list[str]], headers: list[str]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="tiny sizes, 2 repetitions (CI smoke, < 60 s)")
-    parser.add_argument("--sizes", help="FACTOR, or big=MB,huge=MB,small=N,base=N,heavy=MB "
-                        "(full: 100,1000,50000,10,95)")  # fmt: skip
+    parser.add_argument("--sizes", help="FACTOR, or big=MB,huge=MB,small=N,base=N,heavy=MB,tenfold=COPIES "
+                        "(full: 100,1000,50000,10,95,10)")  # fmt: skip
+    parser.add_argument("--reference", metavar="PARSE_RUN_MJS",
+                        help="the reference harness's parse-run.mjs: measured beside the plugin on the "
+                        "explore-heavy campaign (needs node)")  # fmt: skip
     parser.add_argument("--reps", type=int, help="repetitions per measurement (default 5; --quick 2)")
     parser.add_argument("--huge-reps", type=int, help="repetitions on the huge campaign (default: <= 3)")
     parser.add_argument(
@@ -390,7 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     print("\n".join(machine()))
     print(
         f"sizes: big={sizes['big']:g} MB, huge={sizes['huge']:g} MB, small={int(sizes['small'])} "
-        f"transcripts, base={int(sizes['base'])} transcripts; {reps} repetitions ({huge_reps} on huge, "
+        f"transcripts, base={int(sizes['base'])} transcripts, tenfold={int(sizes['tenfold'])} copies of "
+        "heavy; "
+        f"{reps} repetitions ({huge_reps} on huge, "
         f"{startup_reps} of the start-up and base measures); "
         f"seed {args.seed}"
     )
@@ -433,10 +471,14 @@ def main(argv: list[str] | None = None) -> int:
                          ["--small", str(int(sizes["base"])), "--seed", seed]),
         "heavy": Campaign("heavy", workdir / "heavy", workdir / "heavy.truth.json",
                           ["--size-mb", f"{sizes['heavy']:g}", "--profile", "explore-heavy", "--seed", seed]),
+        # copies of "heavy" (made after it): 4,000 transcripts of about 230 KB at full size
+        "tenfold": Campaign("tenfold", workdir / "tenfold", workdir / "tenfold.truth.json",
+                            ["copies-of-heavy", str(int(sizes["tenfold"])), f"{sizes['heavy']:g}", seed]),
     }  # fmt: skip
 
     free = shutil.disk_usage(workdir).free
-    need = (sizes["big"] + sizes["huge"] + sizes["heavy"]) * 1.1e6 + sizes["small"] * 12_000 + 2e8
+    need = (sizes["big"] + sizes["huge"] + sizes["heavy"] * (1 + sizes["tenfold"])) * 1.1e6 \
+        + sizes["small"] * 12_000 + 2e8
     if free < need:
         print(f"disk: {free / 1e9:.1f} GB free in {workdir}, ~{need / 1e9:.1f} GB needed: skipping 'huge'")
         del campaigns["huge"]
@@ -450,6 +492,20 @@ def main(argv: list[str] | None = None) -> int:
             stamp = workdir / f"{c.name}.stamp"
             if stamp.exists() and stamp.read_text() == json.dumps(c.args) and c.path.is_dir():
                 print(f"{c.name}: reusing {c.path}")
+            elif c.name == "tenfold":
+                t0 = time.perf_counter()
+                heavy = campaigns["heavy"]
+                shutil.rmtree(c.path, ignore_errors=True)
+                truth = json.loads(heavy.truth.read_text())
+                copies = []
+                for k in range(int(sizes["tenfold"])):
+                    shutil.copytree(heavy.path, c.path / f"copy{k}")
+                    copies += [{**t, "path": f"copy{k}/{t['path']}"} for t in truth["transcripts"]]
+                c.truth.write_text(json.dumps({**truth, "transcripts": copies}))
+                c.generated = True
+                stamp.write_text(json.dumps(c.args))
+                took = time.perf_counter() - t0
+                print(f"{c.name}: {int(sizes['tenfold'])} copies of heavy [wall {took:.1f} s]")
             else:
                 t0 = time.perf_counter()
                 cmd = [py, str(GENERATE), str(c.path), *c.args, "--truth", str(c.truth), "--force"]
@@ -485,7 +541,21 @@ def main(argv: list[str] | None = None) -> int:
             Measure("floor", "heavy", "floor"),
             Measure("plugin", "huge", "plugin"),
             Measure("floor", "huge", "floor"),
+            # the verdict cache (#40): pytest's cache on for the plugin and for pytest alone
+            Measure("first run", "heavy", "first"),
+            Measure("re-run", "heavy", "cached"),
+            Measure("pytest alone, cache", "heavy", "pytest-cached"),
+            Measure("xxh3 floor", "heavy", "hash"),
+            Measure("re-run", "small", "cached"),
+            Measure("pytest alone, cache", "small", "pytest-cached"),
+            Measure("xxh3 floor", "small", "hash"),
+            # workers on medium transcripts, and on the huge campaign
+            Measure("plugin", "tenfold", "plugin"),
+            Measure("plugin -n 2", "tenfold", "plugin", ("-n", "2")),
+            Measure("plugin -n 2", "huge", "plugin", ("-n", "2")),
         ]
+        if args.reference:
+            measures.append(Measure("reference", "heavy", "reference"))
         if not xdist:
             print("pytest-xdist is not installed: the -n measurements are skipped")
         measures = [m for m in measures if (m.campaign in campaigns or m.kind == "startup")
@@ -511,12 +581,27 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             c = campaigns[m.campaign]
             slug = f"{m.campaign}-{m.name.replace(' ', '')}"
+            cache = ["-o", f"cache_dir={workdir / 'cache' / slug}"]
             if m.kind == "plugin":
                 m.json = workdir / "json" / f"{slug}.json"
                 m.cmd = [*pytest_cmd, "-p", "no:cacheprovider", f"--explore-suff={c.path}",
                          f"--explore-suff-json={m.json}", "-q", *m.extra, *more_args]  # fmt: skip
                 if m.name == "from a project":
                     m.cwd = project
+            elif m.kind in ("cached", "first"):
+                m.json = workdir / "json" / f"{slug}.json"
+                clear = ["--cache-clear"] if m.kind == "first" else []
+                m.cmd = [*pytest_cmd, *cache, *clear, f"--explore-suff={c.path}",
+                         f"--explore-suff-json={m.json}", "-q", *m.extra, *more_args]  # fmt: skip
+            elif m.kind == "pytest-cached":
+                items = trivial / f"items-{c.transcripts}.trivial"
+                items.touch()
+                m.cmd = [*pytest_cmd, *cache, f"--rootdir={trivial}", str(items), "-q", *m.extra, *more_args]
+            elif m.kind == "hash":
+                m.cmd = [py, "-c", HASH_FLOOR, str(c.path)]
+            elif m.kind == "reference":
+                reference = str(Path(args.reference).resolve())
+                m.cmd = ["node", str(HERE / "reference.mjs"), reference, str(c.path)]
             elif m.kind == "pytest":
                 items = trivial / f"items-{c.transcripts}.trivial"
                 items.touch()
@@ -530,14 +615,16 @@ def main(argv: list[str] | None = None) -> int:
             f"   pytest.ini sets testpaths = tests and whose tests/conftest.py has one fixture)"
         )
         for m in measures:
-            shown = [("<FLOOR>" if part == FLOOR else part) for part in m.cmd]
+            shown = [{FLOOR: "<FLOOR>", HASH_FLOOR: "<HASH_FLOOR>"}.get(part, part) for part in m.cmd]
             print(f"{m.campaign:>5} {m.name:<14} {' '.join(shown)}")
         print(f"FLOOR = {FLOOR.strip()!r}")
+        print(f"HASH_FLOOR = {HASH_FLOOR.strip()!r}")
 
         print("\n== warm-up (not measured)")
         for m in measures:
             # --quick: one plugin and one floor run compile and cache what all need
-            if m.campaign != "huge" and (not args.quick or (m.campaign == "base")):
+            # (a re-run's warm-up fills its cache: always run)
+            if m.kind == "cached" or (m.campaign != "huge" and (not args.quick or (m.campaign == "base"))):
                 wall, code, _, _, _ = run_timed(m.cmd, workdir / "logs" / "warmup.log", m.cwd or cwd, env)
                 print(f"{m.campaign:>5} {m.name:<14} {wall:7.2f} s  exit {code}")
 
@@ -727,6 +814,49 @@ def main(argv: list[str] | None = None) -> int:
             ])  # fmt: skip
         else:
             results.append(["-n 2 speed-up over -n 0", "skipped (no xdist)", ">= 1.5x", "n/a"])
+        # The verdict cache: a re-run of an unchanged campaign against pytest alone on as many items
+        # (its cache on too) plus the XXH3 pass over the campaign's bytes.
+        for campaign, bound in (("heavy", 1.1), ("small", 1.15)):
+            r, a = get(campaign, "re-run"), get(campaign, "pytest alone, cache")
+            h = get(campaign, "xxh3 floor")
+            if r and a and h:
+                tr, ta, th = (med[(campaign, k)] for k in ("re-run", "pytest alone, cache", "xxh3 floor"))
+                per_rep = [x / (y + z) for x, y, z in zip(r.walls, a.walls, h.walls, strict=True)]
+                cr, ca, ch = (cpu[(campaign, k)] for k in ("re-run", "pytest alone, cache", "xxh3 floor"))
+                n = campaigns[campaign].transcripts
+                results.append([f"{campaign} re-run (cache on): plugin / (pytest alone on {n} do-nothing "
+                                "items, cache on, + XXH3 floor)",
+                                f"{tr / (ta + th):.2f}x ({tr:.2f} s against {ta:.2f} + {th:.2f} s; "
+                                f"{paired(per_rep)}; CPU time {cr / (ca + ch):.2f}x)", f"<= {bound}",
+                                verdict(tr / (ta + th) <= bound)])  # fmt: skip
+        first, rerun, off = get("heavy", "first run"), get("heavy", "re-run"), get("heavy", "plugin")
+        if first and off:
+            results.append(["(context) heavy first run, writing the cache / the run without it, CPU time",
+                            f"{cpu[('heavy', 'first run')] / cpu[('heavy', 'plugin')]:.3f}x "
+                            f"({cpu[('heavy', 'first run')]:.2f} s against {cpu[('heavy', 'plugin')]:.2f} s)",
+                            "", "info"])  # fmt: skip
+        ref = get("heavy", "reference")
+        if ref and first and rerun:
+            cref = cpu[("heavy", "reference")]
+            for name, bound in (("re-run", 3.0), ("first run", 2.0)):
+                mine = cpu[("heavy", name)]
+                results.append([f"reference harness (node) / the plugin's {name}, CPU time, heavy",
+                                f"{cref / mine:.2f}x ({cref:.2f} s against {mine:.2f} s; wall "
+                                f"{med[('heavy', 'reference')]:.2f} s against {med[('heavy', name)]:.2f} s; "
+                                f"peak RSS {statistics.median(ref.rss_kb) / 1024:.0f} MB against "
+                                f"{statistics.median(get('heavy', name).rss_kb) / 1024:.0f} MB)",  # type: ignore[union-attr]
+                                f">= {bound:g}x", verdict(cref / mine >= bound)])  # fmt: skip
+        for campaign, plain in (("tenfold", "plugin"), ("huge", "plugin")):
+            one, two = get(campaign, plain), get(campaign, "plugin -n 2")
+            if one and two:
+                t0, t2 = med[(campaign, plain)], med[(campaign, "plugin -n 2")]
+                per_rep = [a / b for a, b in zip(one.walls, two.walls, strict=True)]
+                size = campaigns[campaign].bytes / 1e6
+                results.append([f"-n 2 speed-up over -n 0, {campaign} ({size:.0f} MB, "
+                                f"{campaigns[campaign].transcripts} transcripts)",
+                                f"{t0 / t2:.2f}x ({t0:.2f} s -> {t2:.2f} s; {paired(per_rep)}; CPU "
+                                f"{cpu[(campaign, plain)]:.2f} s -> {cpu[(campaign, 'plugin -n 2')]:.2f} s)",
+                                ">= 1.3x", verdict(t0 / t2 >= 1.3)])  # fmt: skip
         print(table(results, ["target", "value", "goal", "verdict"]))
         missed = [r[0] for r in results if r[3] == "MISS"]
         if args.quick:
@@ -737,7 +867,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print("\n== checks")
         for m in measures:
-            if m.kind != "plugin" or m.json is None:
+            if m.kind not in ("plugin", "cached", "first") or m.json is None:
                 continue
             c = campaigns[m.campaign]
             try:
@@ -764,6 +894,16 @@ def main(argv: list[str] | None = None) -> int:
                 a, b = json.loads(one.json.read_text()), json.loads(two.json.read_text())
                 same = a["transcripts"] == b["transcripts"] and a["arms"] == b["arms"]
                 print(f"{campaign}: the -n 2 report {'equals' if same else 'DIFFERS FROM'} the -n 0 report")
+                failed = failed or not same
+        # byte for byte: the cache and the workers change no report
+        for campaign, name, against in (("heavy", "re-run", "plugin"), ("heavy", "first run", "plugin"),
+                                        ("small", "re-run", "plugin"), ("tenfold", "plugin -n 2", "plugin"),
+                                        ("huge", "plugin -n 2", "plugin")):  # fmt: skip
+            one, two = get(campaign, against), get(campaign, name)
+            if one and two and one.json and two.json and one.json.exists() and two.json.exists():
+                same = one.json.read_bytes() == two.json.read_bytes()
+                print(f"{campaign}: the {name} report is {'byte-identical to' if same else 'NOT'} "
+                      f"the {against} report{'' if same else ' (byte for byte)'}")
                 failed = failed or not same
     finally:
         if args.keep:
