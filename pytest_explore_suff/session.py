@@ -91,6 +91,7 @@ def configure(config: pytest.Config) -> None:
     config.stash[reporter_key] = reporter
     config.pluginmanager.register(reporter, "explore-suff-reporter")
     config.pluginmanager.register(xdist.Controller(config), XDIST_CONTROLLER)
+    config.pluginmanager.register(xdist.WireIn(), xdist.WIRE)  # under xdist: the workers' reports
 
 
 def _load_truth(settings: Settings, root: str) -> None:
@@ -221,6 +222,7 @@ def unconfigure(config: pytest.Config) -> None:
         del config.stash[reporter_key]
         config.pluginmanager.unregister(reporter)
         config.pluginmanager.unregister(name=XDIST_CONTROLLER)
+        config.pluginmanager.unregister(name=xdist.WIRE)
         reporter.close()
     owned = config.stash.get(sources_key, None)
     if owned is not None:

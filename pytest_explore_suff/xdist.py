@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import orjson
 import pytest
 
 from .campaign import from_wire, to_wire
@@ -19,6 +20,7 @@ from .nodes import RECORD_ATTR, cache_hits_key, campaign_key, close_cache, desel
 
 CAMPAIGN_KEY = "explore_suff_campaign"  # workerinput key: the controller's discovery
 DESELECTED_KEY = "explore_suff_deselected"  # workeroutput key: the transcripts a worker deselected
+WIRE = "explore-suff-wire"  # the plug-in name of `Wire`
 CACHE_HITS_KEY = "explore_suff_cache_hits"  # workeroutput key: its transcripts from the verdict cache
 
 
@@ -70,6 +72,7 @@ def configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None
     # list, so files a harness adds or removes meanwhile cannot split them.
     config.stash[campaign_key] = from_wire(workerinput[CAMPAIGN_KEY])
     config.pluginmanager.register(WorkerShrinker(), "explore-suff-worker-shrinker")
+    config.pluginmanager.register(Wire(), WIRE)
 
 
 def send_deselected(config: pytest.Config) -> None:
@@ -139,6 +142,86 @@ class Shrinker:
             self._latest.pop(nodeid, None)
         else:
             self._latest[nodeid] = fields
+
+
+#: A transcript's test report as a worker sends it (`report_to_wire`): its fields as one JSON
+#: document, and its record as the two bytes objects it already is.
+WIRE_REPORT = "explore_suff_report"
+WIRE_RECORD = "explore_suff_record"
+#: The fields of a test report the compact form carries; a report with any other (a plug-in's
+#: own) goes as pytest sends it.
+_FIELDS = frozenset({"_id", "location", "keywords", "outcome", "longrepr", "when", "user_properties",
+                     "sections", "duration", "start", "stop", RECORD_ATTR})  # fmt: skip
+
+
+def report_to_wire(report: Any) -> dict[str, Any] | None:
+    """A transcript item's test report as one JSON document (and its record's bytes), not a
+    dict of fields for execnet's serializer, which is plain Python: that serializer, and
+    pytest's conversion around it, cost the worker and the controller most of a
+    millisecond per report, and a transcript has three. None (pytest's own form) for a
+    report with a field the compact form does not know, or a failure's traceback."""
+    fields = vars(report)
+    longrepr = fields.get("longrepr")
+    if (
+        type(report) is not pytest.TestReport
+        or not _FIELDS.issuperset(fields)
+        or not (longrepr is None or type(longrepr) in (str, tuple))
+    ):
+        return None
+    record = fields.get(RECORD_ATTR)
+    if record is not None and not (
+        type(record) is tuple and len(record) == 2 and all(type(x) is bytes for x in record)
+    ):
+        return None
+    body = {k: v for k, v in fields.items() if k != RECORD_ATTR and k != "_id"}
+    body["nodeid"] = report.nodeid
+    try:
+        data: dict[str, Any] = {WIRE_REPORT: orjson.dumps(body)}
+    except TypeError:  # a value JSON cannot hold (a string no UTF-8 can): pytest's own form
+        return None
+    if record is not None:
+        data[WIRE_RECORD] = record
+    return data
+
+
+def from_wire_report(data: dict[str, Any]) -> pytest.TestReport | None:
+    """The test report `report_to_wire` sent, with what xdist added beside it (its item's index,
+    the worker's id, the run's id)."""
+    body = data.get(WIRE_REPORT)
+    if type(body) is not bytes:
+        return None
+    fields = orjson.loads(body)
+    fields["location"] = tuple(fields["location"])
+    longrepr = fields.get("longrepr")
+    if type(longrepr) is list:  # a skip's (path, line, reason)
+        fields["longrepr"] = tuple(longrepr)
+    fields["sections"] = [tuple(x) for x in fields.get("sections", ())]
+    fields["user_properties"] = [tuple(x) for x in fields.get("user_properties", ())]
+    for key, value in data.items():
+        if key not in (WIRE_REPORT, WIRE_RECORD):
+            fields[key] = value
+    report = pytest.TestReport(**fields)
+    record = data.get(WIRE_RECORD)
+    if record is not None:
+        setattr(report, RECORD_ATTR, tuple(record))
+    return report
+
+
+class WireIn:
+    """On the controller: the reports its workers sent in the compact form (`from_wire_report`).
+    (Its own reports go out as pytest makes them: pytest-reportlog serializes them too.)"""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_from_serializable(self, config: pytest.Config, data: Any) -> pytest.TestReport | None:
+        return from_wire_report(data) if isinstance(data, dict) else None
+
+
+class Wire(WireIn):
+    """On a worker: its transcripts' reports sent in the compact form (`report_to_wire`)."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_report_to_serializable(self, config: pytest.Config, report: Any) -> dict[str, Any] | None:
+        return report_to_wire(report)
 
 
 class WorkerShrinker(Shrinker):
