@@ -67,6 +67,9 @@ BASE_TOOLS = (
 MODEL = "claude-sonnet-4-5-20250929"
 VERSION = "2.1.14"
 REPOS = ("express", "fastify", "koa", "axios", "lodash", "commander", "chalk", "excalidraw")
+#: More repositories, for a campaign of many questions with few runs each (``--profile aa``).
+MORE_REPOS = (*REPOS, "react", "vue", "svelte", "webpack", "rollup", "vite", "eslint", "prettier",
+              "jest", "mocha", "moment", "dayjs", "redux", "mobx", "socket.io", "ws")  # fmt: skip
 BUCKET_KEYS = ("explore_again", "read_returned", "read_missed", "search", "sufficient")
 MARKER_FILE = ".explore-suff-bench"  # not .jsonl: the plugin never looks at it
 SYSTEM_REMINDER = (
@@ -294,6 +297,12 @@ class Rates:
     explore_sigma: float = 0.6
     explore_max: int = 30_000
     explore_sidecar: bool = True  # the response repeated in tool_use_result
+    # Opt-in (0: off, and the campaign's bytes are what they were without them): how much
+    # runs differ (a run that explores badly does so on every call: the sufficient weight of
+    # each run is scaled by exp(skill * N(0, 1))), and the chance that the final answer cites
+    # a file the explore calls returned, scaled likewise (allocation efficiency above 0).
+    skill: float = 0.0
+    cite: float = 0.0
 
 
 #: ``--profile``: campaign shapes measured on real eval campaigns.
@@ -302,6 +311,18 @@ PROFILES: dict[str, dict[str, Any]] = {
     # A 95 MB, 400-transcript campaign: explore responses 28% of the bytes (median
     # 27 KB, p90 52 KB, ~2.4 explore calls per transcript), Read results ~64%. Both
     # arms have the tool (a new build against an old one), so every transcript explores.
+    # The A/A campaign of the decisions' benchmark (benchmarks/aa.py): explore-heavy, with
+    # runs that differ from one another as real ones do, answers that cite returned files,
+    # and half of the runs multi-turn.
+    "aa": {
+        "arms": ("new", "old"),
+        "rates": {"explore_weight": 60, "explore_median": 27_000, "explore_sigma": 0.511,
+                  "explore_max": 200_000, "explore_sidecar": False, "skill": 0.8, "cite": 0.5,
+                  "turns": 0.5},
+        "mb_per_transcript": 0.2375,
+        "budget_factor": 0.6,
+        "repos": 20,  # 4 runs per arm and repository at 160 transcripts
+    },
     "explore-heavy": {
         "arms": ("new", "old"),
         "rates": {"explore_weight": 60, "explore_median": 27_000, "explore_sigma": 0.511,
@@ -370,6 +391,11 @@ class Writer:
         self.turn = 0
         self.files: list[str] = []
         self.assistant_turns = 0
+        # Drawn from a generator of their own: the main one's sequence (so every campaign made
+        # without them) is unchanged.
+        side = random.Random(f"{rel}:skill")
+        self.skill = math.exp(rates.skill * side.gauss(0.0, 1.0)) if rates.skill else 1.0
+        self.side = side
 
     # ---- ids --------------------------------------------------------------------------------
     def uuid(self) -> str:
@@ -754,7 +780,7 @@ class Writer:
         ctx = ctx or thread
         if category is None:
             cats = ["explore_again", "read_returned", "read_missed", "search", "sufficient", "delegate"]
-            weights = [14, 22, 13, 12, 36, 3 if thread == "main" and self.agents_left else 0]
+            weights = [14, 22, 13, 12, 36 * self.skill, 3 if thread == "main" and self.agents_left else 0]
             category = rng.choices(cats, weights)[0]
         if rng.random() < 0.08:  # bookkeeping first: transparent to the classifier
             self.step(thread, [self.c_todo()])
@@ -838,6 +864,12 @@ class Writer:
         self.thread("main", self.budget)
         rng = self.rng
         final = self.pools.prose(rng, rng.randint(80, 300) if self.small else rng.randint(200, 1500))
+        if self.rates.cite:
+            chance = min(1.0, self.rates.cite * self.skill)
+            returned = dict.fromkeys(p for paths in self.returned_so_far.values() for p in paths)
+            cited = [p for p in returned if self.side.random() < chance]
+            if cited:
+                final += "\n\nChanged: " + ", ".join(f"`{p}`" for p in cited) + "."
         self.assistant([{"type": "text", "text": final}], "main", chatter=False)
         self.close_turn(final)
         self.stats.bytes += self.bytes
@@ -900,12 +932,13 @@ def generate(
     rates: Rates,
     budget_factor: float = 1.0,
     arms: tuple[str, str] = ("with", "without"),
+    repo_names: tuple[str, ...] = REPOS,
 ) -> Stats:
     """Write the campaign; only an arm named ``without`` runs without the explore tool."""
     rng = random.Random(seed)
     pools = Pools(rng)
     is_small = small is not None
-    repos = {name: Repo(name, random.Random(f"{seed}:{name}"), pools, is_small) for name in REPOS}
+    repos = {name: Repo(name, random.Random(f"{seed}:{name}"), pools, is_small) for name in repo_names}
     if is_small:
         count = small
         budgets = [random.Random(f"{seed}:b:{i}").randint(1500, 4000) for i in range(count)]
@@ -919,7 +952,7 @@ def generate(
     runs_per_repo: dict[str, int] = {}
     for i in range(count):
         pair, arm = divmod(i, 2)
-        repo = REPOS[pair % len(REPOS)]
+        repo = repo_names[pair % len(repo_names)]
         if arm == 0:
             runs_per_repo[repo] = runs_per_repo.get(repo, 0) + 1
         run = runs_per_repo[repo]
@@ -949,6 +982,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--subagent-rate", type=float, default=Rates.subagents)
     parser.add_argument("--race-rate", type=float, default=Rates.race)
     parser.add_argument("--contaminate-rate", type=float, default=Rates.contaminate)
+    parser.add_argument("--skill", type=float, default=None,
+                        help="spread of runs' sufficient rates (0: calls independent)")
+    parser.add_argument("--cite-rate", type=float, default=None,
+                        help="chance the answer cites a returned file (0: never)")
     parser.add_argument("--force", action="store_true", help="replace ROOT if this script generated it")
     args = parser.parse_args(argv)
 
@@ -961,15 +998,22 @@ def main(argv: list[str] | None = None) -> int:
     with open(os.path.join(root, MARKER_FILE), "w") as fh:
         fh.write(json.dumps({"seed": args.seed, "size_mb": args.size_mb, "small": args.small}) + "\n")
     profile = PROFILES[args.profile]
-    rates = Rates(args.turn_rate, args.subagent_rate, args.race_rate, args.contaminate_rate,
-                  **profile.get("rates", {}))  # fmt: skip
+    chosen = {**profile.get("rates", {})}
+    if args.turn_rate != Rates.turns or "turns" not in chosen:
+        chosen["turns"] = args.turn_rate
+    for name, value in (("skill", args.skill), ("cite", args.cite_rate)):
+        if value is not None:
+            chosen[name] = value
+    rates = Rates(subagents=args.subagent_rate, race=args.race_rate, contaminate=args.contaminate_rate,
+                  **chosen)  # fmt: skip
     if args.transcripts is None and args.size_mb and "mb_per_transcript" in profile:
         args.transcripts = max(2, round(args.size_mb / profile["mb_per_transcript"]))
     t0 = time.perf_counter()
     stats = generate(root, size_mb=args.size_mb, transcripts=args.transcripts, small=args.small,
                      seed=args.seed, rates=rates,
                      budget_factor=profile.get("budget_factor", 1.0),
-                     arms=profile.get("arms", ("with", "without")))  # fmt: skip
+                     arms=profile.get("arms", ("with", "without")),
+                     repo_names=MORE_REPOS[: profile.get("repos", len(REPOS))])  # fmt: skip
     elapsed = time.perf_counter() - t0
     if args.truth:
         with open(args.truth, "wb") as fh:

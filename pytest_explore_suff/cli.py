@@ -44,7 +44,7 @@ class _Parser(argparse.ArgumentParser):
 
 #: The plugin's options a command reads (the gates, and what decides them).
 _SHARED = {"--explore-suff-storage", "--explore-suff-baseline", "--max-sufficient-drop",
-           "--explore-suff-gate-on",
+           "--explore-suff-gate-on", "--explore-suff-correction",
            "--explore-suff-min-calls", "--explore-suff-compare", "--explore-suff-trend",
            "--explore-suff-trend-fail", "--explore-suff-save", "--explore-suff-md",
            "--explore-suff-control"}  # fmt: skip
@@ -171,6 +171,8 @@ def _options(doc: dict[str, Any], settings: Any) -> Options:
         tool=str(o.get("tool", "")), family=str(o.get("family", "")), marker=str(o.get("marker", "")),
         pattern=o.get("pattern"), keep_excluded=bool(o.get("keep_excluded")),
         gate_on=str(settings.gate_on if settings.gate_on != "point" else o.get("gate_on") or "point"),
+        correction=str(settings.correction if settings.correction != "holm"
+                       else o.get("correction") or "holm"),
     )  # fmt: skip
 
 
@@ -290,6 +292,8 @@ def cmd_merge(ns: argparse.Namespace) -> int:
     campaign, options, coverage, records, ignored, section = merge_parts(parts)
     if settings.gate_on != "point":
         options = Options(**{**options.to_dict(), "gate_on": settings.gate_on})
+    if settings.correction != "holm":
+        options = Options(**{**options.to_dict(), "correction": settings.correction})
     with RecordStore() as store:
         report = _judge(settings, campaign, options, coverage, records, ignored, _baseline(settings), store)
         report.merge = section
@@ -320,9 +324,15 @@ def cmd_trend(ns: argparse.Namespace) -> int:
         print(line.text)
     status = OK
     if settings.trend_fail:
-        for o in trend_gates(section):
+        from .gates import correct, family_line
+
+        outcomes = trend_gates(section)
+        family = correct(outcomes, settings.correction)
+        for o in outcomes:
             print(f"explore-suff gate {o.describe()}")
             status = FAILED if not o.passed else status
+        if (said := family_line(family)) is not None:
+            print(said)
     return status
 
 

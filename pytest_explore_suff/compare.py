@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from . import stats
 from .buckets import KEYS
-from .gates import Gate, Outcome
+from .gates import Gate, Outcome, decided_alone
 from .report import (
     READABLE_SCHEMAS,
     AllocationColumns,
@@ -242,29 +243,172 @@ def _count(value: Any, where: str) -> None:
         raise BaselineError(f"{where}: expected a whole number of calls, got {_shown(value)}")
 
 
-def compare_baseline(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> dict[str, Any]:
-    """Per arm in either campaign, per bucket: old and new shares and new - old with its interval."""
+def compare_baseline(
+    old: list[dict[str, Any]], new: list[dict[str, Any]], resample: bool = False
+) -> dict[str, Any]:
+    """Per arm in either campaign, per bucket: old and new shares and new - old with its interval.
+
+    Paired where the two campaigns allow it (``paired`` says how): by transcript when
+    they share transcripts (the same digests: a re-judged campaign, or one that kept
+    some runs), so a transcript judged alike adds no noise and a byte-identical baseline
+    shows every change as 0 with an interval of width 0; else by group (stratified, as
+    arm against arm) when the arm answered in the same groups on both sides; else as
+    independent samples. ``resample``: bootstrap the residual's growth (for a
+    ``--max-residual-growth`` gate on the bound; a few seconds on a large campaign).
+    """
     arms = {r["arm"] for r in (*old, *new) if r["status"] == "classified"}
     out: dict[str, Any] = {}
     for arm in sorted(arms):
         ro, rn = _answering(old, arm), _answering(new, arm)
         n_old, n_new = sum(r["answered"] for r in ro), sum(r["answered"] for r in rn)
+        paired = _pairing(ro, rn) if n_old and n_new else None
         buckets: dict[str, dict[str, float | None]] = {}
         for key in KEYS:
-            s_new, s_old = stats.share(clusters(rn, key)), stats.share(clusters(ro, key))
             if n_old and n_new:
-                d = stats.difference(s_new, s_old)
-                buckets[key] = {"old": d.b, "new": d.a, "diff": d.diff, "lo": d.lo, "hi": d.hi}
+                d = _bucket_difference(ro, rn, key, paired)
+                buckets[key] = {"old": d.b, "new": d.a, "diff": d.diff, "lo": d.lo, "hi": d.hi, "se": d.se,
+                                "df": d.df}  # fmt: skip
             else:  # an arm added or renamed: the side with no answered call has no share
+                s_new, s_old = stats.share(clusters(rn, key)), stats.share(clusters(ro, key))
                 buckets[key] = {"old": s_old.p if n_old else None, "new": s_new.p if n_new else None,
-                                "diff": None, "lo": None, "hi": None}  # fmt: skip
-        out[arm] = {"n_old": n_old, "n_new": n_new, "buckets": buckets, **_metric_changes(old, new, arm)}
+                                "diff": None, "lo": None, "hi": None, "se": None, "df": None}  # fmt: skip
+        out[arm] = {"n_old": n_old, "n_new": n_new, "paired": paired, "buckets": buckets,
+                    **_metric_changes(old, new, arm, resample)}  # fmt: skip
     return out
 
 
-def _metric_changes(old: list[dict[str, Any]], new: list[dict[str, Any]], arm: str) -> dict[str, Any]:
+def _pairing(ro: list[dict[str, Any]], rn: list[dict[str, Any]]) -> str | None:
+    """How an arm's old and new transcripts pair: "transcript" (they share digests), "group"
+    (the same groups on both sides), or None (independent samples)."""
+    if {_transcript(r, -1) for r in ro} & {_transcript(r, -2) for r in rn}:
+        return "transcript"
+    if {r["group"] for r in ro} == {r["group"] for r in rn}:
+        return "group"
+    return None
+
+
+def _transcript(rec: dict[str, Any], i: int) -> tuple[Any, ...]:
+    """What pairs a transcript with the baseline's: its path and the digest of its bytes (the
+    same transcript, byte for byte; ``i`` keeps one without a digest apart from any other)."""
+    digest = rec.get("digest")
+    return (rec["path"], digest) if digest is not None else ("no digest", rec["path"], i)
+
+
+def _by_digest(recs: list[dict[str, Any]], key: str) -> dict[Any, tuple[int, int]]:
+    """(calls in ``key``, answered calls) per transcript (`_transcript`)."""
+    out: dict[Any, tuple[int, int]] = {}
+    for i, r in enumerate(recs):
+        d = _transcript(r, i)
+        k, n = out.get(d, (0, 0))
+        out[d] = (k + r["counts"][key], n + r["answered"])
+    return out
+
+
+def _bucket_difference(
+    ro: list[dict[str, Any]], rn: list[dict[str, Any]], key: str, paired: str | None
+) -> stats.Difference:
+    """new - old of one bucket's share, paired as `_pairing` says."""
+    if paired == "transcript":
+        dn, do = _by_digest(rn, key), _by_digest(ro, key)
+        m = stats.matched_difference(dn, do)
+        # A standard error of 0 is exact only when every transcript is on both sides, judged
+        # alike; other transcripts at a share of 0 or 1 show no spread that could be measured.
+        if m is not None and (m[3] > 0 or dn == do):
+            p_new, p_old, d, se = m
+            half = stats.Z95 * se
+            return stats.Difference(p_new, p_old, d, max(-1.0, d - half), min(1.0, d + half), True, 0, se)
+    if paired in ("transcript", "group"):
+        diff = stats.paired_difference(
+            _by_group([r["group"] for r in rn], clusters(rn, key)),
+            _by_group([r["group"] for r in ro], clusters(ro, key)),
+        )
+        if diff is not None and paired == "group":
+            return diff
+    return _widened(stats.difference(stats.share(clusters(rn, key)), stats.share(clusters(ro, key))),
+                    _by_group_sums(rn, lambda r: (r["counts"][key], r["answered"])),
+                    _by_group_sums(ro, lambda r: (r["counts"][key], r["answered"])))  # fmt: skip
+
+
+def _by_group_sums(recs: list[dict[str, Any]], pair: Any) -> dict[str, tuple[float, float]]:
+    out: dict[str, tuple[float, float]] = {}
+    for r in recs:
+        k, n = pair(r)
+        if n:
+            a, b = out.get(r["group"], (0.0, 0.0))
+            out[r["group"]] = (a + k, b + n)
+    return out
+
+
+def _widened(
+    d: stats.Difference, new: dict[str, tuple[float, float]], old: dict[str, tuple[float, float]]
+) -> stats.Difference:
+    """An unpaired change, its standard error the larger of the transcripts' and the groups'.
+
+    Two campaigns of other questions (groups) differ by their questions too: transcripts of
+    one repository are alike, so a standard error clustered by transcript alone is too
+    small when the groups differ (the A/A benchmark split by repository shows it). Clustered
+    by group where both sides have two groups or more, and never below the transcripts'."""
+    if len(new) < 2 or len(old) < 2:
+        return d
+    m = stats.matched_difference(new, old)
+    if m is None or m[3] <= d.se:
+        return d
+    se, df = m[3], float(min(len(new), len(old)) - 1)  # few groups: Student's t, not the normal
+    half = stats.t_isf(0.025, df) * se
+    return stats.Difference(d.a, d.b, d.diff, max(-1.0, d.diff - half), min(1.0, d.diff + half), False, 0, se,
+                            df)  # fmt: skip
+
+
+def _allocation_pairs(recs: list[dict[str, Any]]) -> dict[Any, tuple[float, float]]:
+    """(characters used, characters returned) per transcript digest, of the transcripts with
+    an allocation figure."""
+    out: dict[Any, tuple[float, float]] = {}
+    for i, r in enumerate(recs):
+        b = brief_of(r)
+        if b[0] is None or not b[0]:
+            continue
+        d = _transcript(r, i)
+        u, e = out.get(d, (0.0, 0.0))
+        out[d] = (u + b[1], e + b[0])
+    return out
+
+
+def _used_envelope(rec: dict[str, Any]) -> tuple[float, float]:
+    b = brief_of(rec)
+    return (0.0, 0.0) if not b[0] else (float(b[1]), float(b[0]))
+
+
+def _allocation_change(ro: list[dict[str, Any]], rn: list[dict[str, Any]]) -> dict[str, Any]:
+    """new - old of the pooled allocation efficiency with its standard error, paired by
+    transcript when the sides share digests (the standard error is then 0 for the same
+    transcripts judged alike), else as independent samples, each clustered by transcript."""
+    pn, po = _allocation_pairs(rn), _allocation_pairs(ro)
+    if not pn or not po:
+        return {"diff": None, "se": None, "df": None, "lo": None, "hi": None, "paired": None}
+    shared = {k for k in pn.keys() & po.keys() if k[0] != "no digest"}
+    m = stats.matched_difference(pn, po) if shared else None
+    df = None
+    if m is not None and (m[3] > 0 or pn == po):
+        _, _, d, se = m
+        paired: str | None = "transcript"
+    else:
+        rn_, ro_ = stats.ratio(pn.values()), stats.ratio(po.values())
+        d, se, paired = rn_.p - ro_.p, math.sqrt(rn_.var + ro_.var), None
+        groups = _widened(stats.Difference(rn_.p, ro_.p, d, 0.0, 0.0, False, 0, se),
+                          _by_group_sums(rn, _used_envelope), _by_group_sums(ro, _used_envelope))  # fmt: skip
+        se, df = groups.se, groups.df
+    half = (stats.Z95 if df is None else stats.t_isf(0.025, df)) * se
+    return {"diff": d, "se": se, "df": df, "lo": max(-1.0, d - half), "hi": min(1.0, d + half),
+            "paired": paired}  # fmt: skip
+
+
+def _metric_changes(
+    old: list[dict[str, Any]], new: list[dict[str, Any]], arm: str, resample: bool = False
+) -> dict[str, Any]:
     """The arm's pooled allocation efficiency and median retrieval residual, old and new
-    (None where a side has no figure: a baseline of schema 1 has neither)."""
+    (None where a side has no figure: a baseline of schema 1 has neither), and their
+    changes with standard errors: allocation clustered by transcript, the residual's growth
+    by a bootstrap over transcripts (`stats.bootstrap_growth`)."""
     ro = [r for r in old if r["status"] == "classified" and r["arm"] == arm]
     rn = [r for r in new if r["status"] == "classified" and r["arm"] == arm]
     (ao, oo), (an, on) = metric_summaries(ro), metric_summaries(rn)  # each brief unpacked once
@@ -272,14 +416,53 @@ def _metric_changes(old: list[dict[str, Any]], new: list[dict[str, Any]], arm: s
     eff_new = an["efficiency"]["share"] if an else None
     res_old = oo["residual_retrieval"]["median"] if oo else None
     res_new = on["residual_retrieval"]["median"] if on else None
-    growth = None
+    growth = growth_se = draws = None
+    paired = None
     if res_old is not None and res_new is not None and res_old > 0:
         growth = (res_new - res_old) / res_old
+    if growth is not None and resample:
+        vn, vo = _residuals(rn), _residuals(ro)
+        paired = "transcript" if any(k[0] != "no digest" for k in vn.keys() & vo.keys()) else None
+        if paired is None:
+            # Other transcripts: resampled by group when both sides have several (transcripts
+            # of one repository are alike; two campaigns of other questions differ by them).
+            gn, go = _by_group_values(rn), _by_group_values(ro)
+            if len(gn) >= 2 and len(go) >= 2 and set(gn) != set(go):
+                vn, vo = gn, go
+        draws = stats.bootstrap_growth(vn, vo, paired=paired is not None)
+        if draws is not None:
+            mean = sum(draws) / len(draws)
+            growth_se = (sum((g - mean) ** 2 for g in draws) / (len(draws) - 1)) ** 0.5
+    allocation: dict[str, Any] = {"old": eff_old, "new": eff_new, "diff": None, "se": None, "df": None,
+                                  "lo": None, "hi": None, "paired": None}  # fmt: skip
+    if eff_old is not None and eff_new is not None:
+        allocation.update(_allocation_change(ro, rn))
+        allocation["diff"] = eff_new - eff_old
     return {
-        "allocation": {"old": eff_old, "new": eff_new,
-                       "diff": None if eff_old is None or eff_new is None else eff_new - eff_old},
-        "residual": {"old": res_old, "new": res_new, "growth": growth},
-    }  # fmt: skip
+        "allocation": allocation,
+        "residual": {"old": res_old, "new": res_new, "growth": growth, "se": growth_se, "paired": paired,
+                     "draws": draws},
+    }
+
+
+def _by_group_values(recs: list[dict[str, Any]]) -> dict[Any, list[float]]:
+    """The retrieval residuals per group."""
+    out: dict[Any, list[float]] = {}
+    for r in recs:
+        b = brief_of(r)
+        if b[5] is not None and b[9] is not None:
+            out.setdefault(("group", r["group"]), []).append(float(b[9]))
+    return out
+
+
+def _residuals(recs: list[dict[str, Any]]) -> dict[Any, list[float]]:
+    """The retrieval residuals per transcript digest (a transcript without one is its own key)."""
+    out: dict[Any, list[float]] = {}
+    for i, r in enumerate(recs):
+        b = brief_of(r)
+        if b[5] is not None and b[9] is not None:
+            out.setdefault(_transcript(r, i), []).append(float(b[9]))
+    return out
 
 
 def drop_gates(comparison: dict[str, Any], max_drop: float | None, on: str) -> list[Outcome]:
@@ -301,11 +484,12 @@ def drop_gates(comparison: dict[str, Any], max_drop: float | None, on: str) -> l
             outcomes.append(Outcome(gate, arm, None, cmp["n_new"], None, on))
             continue
         s = cmp["buckets"]["sufficient"]
-        drop = s["old"] - s["new"]
-        least_drop = -s["hi"]  # the smallest drop the interval allows
-        compared = least_drop if on == "bound" else drop
-        outcomes.append(Outcome(gate, arm, drop, cmp["n_new"], compared <= max_drop, on,
-                                least_drop if on == "bound" else None))  # fmt: skip
+        drop = 0.0 - s["diff"]  # not -0.0
+        if on == "bound":  # a member of the run's family of checks (`gates.correct`)
+            o = Outcome(gate, arm, drop, cmp["n_new"], True, on, se=s["se"], df=s.get("df"))
+            outcomes.append(decided_alone(o))
+        else:
+            outcomes.append(Outcome(gate, arm, drop, cmp["n_new"], drop <= max_drop, on))
     if not outcomes:  # neither campaign has an answered call: nothing was compared
         outcomes.append(Outcome(gate, None, None, 0, None, on))
     return outcomes

@@ -24,6 +24,7 @@ from .compare import (
 from .gates import (
     Gate,
     Outcome,
+    correct,
     evaluate,
     evaluate_baseline_metrics,
     evaluate_control,
@@ -111,6 +112,7 @@ class Options:
     pattern: str | None
     keep_excluded: bool
     gate_on: str
+    correction: str = "holm"  # the family correction of the gates decided on intervals
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -120,6 +122,7 @@ class Options:
             "pattern": self.pattern,
             "keep_excluded": self.keep_excluded,
             "gate_on": self.gate_on,
+            "correction": self.correction,
         }
 
 
@@ -147,6 +150,12 @@ class Report:
     merge: dict[str, Any] | None = None
     #: the truth file in play: its path, digest, questions (`truth.Truth.to_dict`); None: none
     truth: dict[str, Any] | None = None
+    #: the gates decided on intervals, corrected together (`gates.correct`)
+    family: dict[str, Any] | None = None
+
+    def decide(self) -> None:
+        """Decide the family of checks among the outcomes again (once every gate is in)."""
+        self.family = correct(self.outcomes, self.options.correction)
 
     @property
     def failed(self) -> list[Outcome]:
@@ -187,6 +196,7 @@ class Report:
             "baseline": self.baseline,
             "trend": self.trend,
             "gates": [o.to_dict() for o in self.outcomes],
+            "family": self.family,
             "transcripts": transcripts,
             "ignored": self.ignored,
         }
@@ -246,10 +256,13 @@ def build(
     base = None
     if baseline is not None:
         path, old = baseline
-        changes = compare_baseline(old, recs)
+        resample = options.gate_on == "bound" and any(g.metric == "residual" for g in metric_baseline_gates)
+        changes = compare_baseline(old, recs, resample)
         base = {"report": path, "campaign": relation(old, recs), "arms": changes}
         outcomes += drop_gates(changes, max_drop, options.gate_on)
-        outcomes += evaluate_baseline_metrics(list(metric_baseline_gates), changes, arms)
+        outcomes += evaluate_baseline_metrics(list(metric_baseline_gates), changes, arms, options.gate_on)
+        for change in changes.values():  # the bootstrap's replicates decided the gate; not for the JSON
+            (change.get("residual") or {}).pop("draws", None)
     if run_gates:
         base_arms = None
         if baseline is not None:
@@ -280,6 +293,7 @@ def build(
         for qid in questions:
             if qid not in used:
                 notes.append(f"truth file: question {qid!r} covers no transcript of this run")
+    report.decide()
     return report
 
 

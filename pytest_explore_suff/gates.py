@@ -1,8 +1,43 @@
-"""Threshold gates: ``--min-sufficient=0.5``, ``--max-read-returned=with:0.2``."""
+"""Threshold gates: ``--min-sufficient=0.5``, ``--max-read-returned=with:0.2``.
+
+The family of checks, and how a gate joins it
+---------------------------------------------
+A run decides many gates at once. A gate that *fails on evidence* (the drop and
+growth gates against a baseline under ``--explore-suff-gate-on=bound``, the trend
+gate, a run-figure increase, a control group's move: "worse beyond noise") is a
+test whose false alarm, one at a time, is the one-sided level of a 95% interval's
+bound (2.5%). Twenty such checks would fail an unchanged tool far more often, so
+`correct` decides them together with Holm's step-down: the chance that *any* of
+them fails when nothing is worse stays at `ALPHA` (``--explore-suff-correction=none``
+decides each at `ALPHA` alone; the summary then says the family's rate is up to
+m x `ALPHA`).
+
+To join the family, a gate's `Outcome` is made with ``on="bound"``, ``passed`` as
+its own 95% bound decides it (`decided_alone` does that), and:
+
+- ``value``: the estimate, in the gate's units (a drop, a growth, a difference);
+- ``se``: its standard error (0 when it is exactly known: the same transcripts);
+- ``worse``: +1 when a higher value is worse (a drop, a growth, an increase), -1
+  when a lower one is (the trend's difference);
+- ``sides``: 2 for a two-sided "moved beyond noise" check (a control group),
+  whose ``value`` is then the change itself and ``threshold`` 0;
+- ``df``: Student's t degrees of freedom when the standard error rests on few
+  clusters (None: the normal); or ``draws``: bootstrap replicates of ``value``
+  (then p and the bound are their percentiles).
+
+`correct` (called once every gate of the run is in, `document.build` and the
+trend) computes each member's one-sided p-value of "no worse than the
+threshold", the level Holm's procedure tests it at, its ``bound`` at that level,
+and ``passed``; its line says the bound and the level (`Outcome.confidence`). A
+gate decided on a point, or whose failure is no evidence of harm (a ``--min-*``
+gate on its lower bound fails for want of evidence; see docs/comparing.md), is
+not a member and is left as it is.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from statistics import NormalDist
 from typing import Any
 
 # The tables and the parsers of the options' values live in `options` (imported at every
@@ -17,10 +52,12 @@ from .options import (
     parse_growth,
     parse_threshold,
 )
+from .stats import t_isf, t_sf
 
-__all__ = ["GATES", "METRIC_BASELINE_GATES", "METRIC_GATES", "METRIC_WORDS", "RUN_GATES", "Gate",
-           "Outcome", "evaluate", "evaluate_baseline_metrics", "evaluate_control", "evaluate_metrics",
-           "evaluate_run_gates", "parse_growth", "parse_threshold", "sample_size"]  # fmt: skip
+__all__ = ["ALPHA", "GATES", "METRIC_BASELINE_GATES", "METRIC_GATES", "METRIC_WORDS", "RUN_GATES", "Gate",
+           "Outcome", "correct", "decided_alone", "evaluate", "evaluate_baseline_metrics", "evaluate_control",
+           "evaluate_metrics", "evaluate_run_gates", "family_line", "parse_growth", "parse_threshold",
+           "sample_size"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -57,8 +94,32 @@ class Outcome:
     on: str = "point"  # what was compared: the point estimate or the interval's bound
     bound: float | None = None  # the interval bound compared when on == "bound"
     why: str = ""  # not applicable, when not for the usual reason: why (words for the terminal, not the JSON)
+    # A member of the family of checks (see the module's docstring): the estimate's standard
+    # error, which way is worse, and one or two sides; `correct` fills p and level.
+    se: float | None = None
+    worse: int = 1
+    sides: int = 1
+    df: float | None = None  # Student's t degrees of freedom of value / se (None: normal)
+    #: bootstrap replicates of the value (the residual's growth): p and the bound are their
+    #: percentiles instead of the normal's (kept in memory, not in the JSON)
+    draws: list[float] | None = None
     #: more of what was compared, written into the JSON entry (the run and control gates')
     detail: dict[str, Any] | None = None
+    p: float | None = None  # one-sided p-value of "no worse than the threshold"
+    level: float | None = None  # the level `correct` tested p at (ALPHA alone, less under Holm)
+
+    @property
+    def member(self) -> bool:
+        """Whether the family correction decides this outcome."""
+        decided = self.passed is not None and self.value is not None
+        return decided and self.on == "bound" and self.se is not None
+
+    @property
+    def confidence(self) -> str:
+        """The confidence of the interval whose bound decided the gate: "95%" alone,
+        more under Holm's correction ("99.2%")."""
+        level = ALPHA if self.level is None else self.level
+        return f"{_trim(100 * (1 - 2 * level / self.sides))}%"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +134,8 @@ class Outcome:
             "passed": self.passed,
             **({"against": self.why} if self.gate.op == "trend" else {}),
             **(self.detail or {}),
+            **({"se": self.se, "df": self.df, "worse": self.worse, "sides": self.sides, "p": self.p,
+                "level": self.level} if self.member else {}),
         }
 
     def describe(self) -> str:
@@ -82,8 +145,8 @@ class Outcome:
             words = METRIC_WORDS[g.metric][0] if g.metric in METRIC_WORDS else f"{g.metric} share"
             verdict = "passed" if self.passed else "FAILED"
             assert self.value is not None and self.bound is not None
-            return (f"{g.option}: {where} {words} {self.value:+.3f} against the best earlier run "
-                    f"({self.why}), at most {self.bound:+.3f} at the 95% bound: "
+            return (f"{g.option}: {where} {words} {self.value:+.3f} against {self.why}, "
+                    f"at most {self.bound:+.3f} at the {self.confidence} bound: "
                     f"{'not ' if self.passed else ''}worse beyond noise: {verdict}")  # fmt: skip
         if g.op in ("max_increase", "max_rel_increase"):
             return self._describe_run(where)
@@ -104,7 +167,7 @@ class Outcome:
         if g.op == "max_drop":
             what = f"sufficient share fell by {self.value:.3f} from the baseline"
             if self.on == "bound" and self.bound is not None:
-                what += f" (at least {self.bound:.3f} at the 95% bound)"
+                what += f" (at least {self.bound:.3f} at the {self.confidence} bound)"
             return f"{g.option}: {where} {what} (n={self.n}) <= {g.threshold:g}: {verdict}"
         if g.op == "min_calls":
             calls = f"{self.n} answered call{'' if self.n == 1 else 's'}"
@@ -154,14 +217,115 @@ class Outcome:
         assert self.value is not None
         if g.op == "max_drop":
             what = f"{words} fell by {self.value:.3f} from the baseline"
+            if self.on == "bound" and self.bound is not None:
+                what += f" (at least {self.bound:.3f} at the {self.confidence} bound)"
         elif g.op == "max_growth":
             what = f"{words} grew by {self.value:+.1%} from the baseline"
+            if self.on == "bound" and self.bound is not None:
+                what += f" (at least {self.bound:+.1%} at the {self.confidence} bound)"
         else:
             what = f"{words} {self.value:.3f}"
             if self.on == "bound" and self.bound is not None:
                 what += f" ({'lower' if g.op == 'min' else 'upper'} 95% bound {self.bound:.3f})"
         op = ">=" if g.op == "min" else "<="
         return f"{g.option}: {where} {what} (n={self.n}) {op} {g.threshold:g}: {verdict}"
+
+
+#: The one-sided level of each check: the 95% interval's bound; under Holm's correction, the
+#: chance that any check of the run's family fails when nothing is worse.
+ALPHA = 0.025
+_NORMAL = NormalDist()
+
+
+def _trim(x: float) -> str:
+    """A percentage with as few digits as say it: 95, 97.5, 99.17."""
+    for digits in (0, 1, 2, 3):
+        text = f"{x:.{digits}f}"
+        if abs(float(text) - x) < 1e-9 or digits == 3:
+            return text
+    return f"{x:g}"
+
+
+def _p_worse(o: Outcome) -> float:
+    """The one-sided p-value of "no worse than the threshold" (two-sided for ``sides=2``)."""
+    assert o.value is not None and o.se is not None
+    if o.draws:  # the share of replicates on the threshold's good side (one-sided, worse = +1)
+        good = sum(1 for d in o.draws if d <= o.gate.threshold)
+        return min(1.0, (good + 1) / (len(o.draws) + 1))
+    excess = o.worse * (o.value - o.gate.threshold) if o.sides == 1 else abs(o.value) - o.gate.threshold
+    if o.se <= 0:
+        return 0.0 if excess > 0 else 1.0
+    if o.df is not None:
+        return min(1.0, o.sides * t_sf(excess / o.se, o.df))
+    return min(1.0, o.sides * (1.0 - _NORMAL.cdf(excess / o.se)))
+
+
+def _bound_at(o: Outcome, level: float) -> float:
+    """The estimate's bound on its better side at one-sided ``level`` (per side): the least
+    drop, the least growth, the highest difference a ``worse=-1`` gate allows."""
+    assert o.value is not None and o.se is not None
+    if o.draws:
+        ranked = sorted(o.draws)
+        return ranked[min(len(ranked) - 1, max(0, int(level * (len(ranked) + 1)) - 1))]
+    z = t_isf(level / o.sides, o.df) if o.df is not None else _NORMAL.inv_cdf(1.0 - level / o.sides)
+    if o.sides == 2:  # the change's end nearer 0: how far it moved at least
+        return max(0.0, abs(o.value) - z * o.se) * (1 if o.value >= 0 else -1)
+    return o.value - o.worse * z * o.se
+
+
+def decided_alone(o: Outcome) -> Outcome:
+    """A family member decided on its own 95% bound (what `correct` does with a family of
+    one, or with the correction off): sets p, level, bound and passed."""
+    o.p = _p_worse(o)
+    o.level = ALPHA
+    o.bound = _bound_at(o, ALPHA)
+    o.passed = not o.p <= ALPHA
+    return o
+
+
+def correct(outcomes: list[Outcome], method: str = "holm") -> dict[str, Any]:
+    """Decide the family's members (`Outcome.member`) together: Holm's step-down at `ALPHA`
+    (``method="none"``: each at `ALPHA` alone). Returns the report's ``family`` section:
+    how many checks were made and the family's false-alarm rate (at most)."""
+    members = [o for o in outcomes if o.member]
+    for o in members:
+        o.p = _p_worse(o)
+    m = len(members)
+    if method == "holm":
+        ranked = sorted(range(m), key=lambda i: (members[i].p, i))
+        stopped: int | None = None  # the rank where Holm stopped rejecting
+        for rank, i in enumerate(ranked):
+            o = members[i]
+            at = rank if stopped is None else stopped
+            level = ALPHA / (m - at)
+            assert o.p is not None
+            if stopped is None and not o.p <= level:
+                stopped = rank
+            o.level = level
+            o.bound = _bound_at(o, level)
+            o.passed = not (stopped is None and o.p <= level)
+        rate = ALPHA if m else 0.0
+    else:
+        for o in members:
+            decided_alone(o)
+        rate = min(1.0, m * ALPHA)
+    failed = sum(1 for o in members if not o.passed)
+    return {"method": method, "checks": m, "alpha": ALPHA, "error_rate": rate, "failed": failed}
+
+
+def family_line(family: dict[str, Any] | None) -> str | None:
+    """The summary's sentence on the family of checks (None: the run made none)."""
+    if not family or not family.get("checks"):
+        return None
+    m = family["checks"]
+    checks = f"{m} check{'' if m == 1 else 's'} decided on intervals"
+    rate = f"{100 * family['error_rate']:g}%"
+    if family["method"] == "holm":
+        how = "" if m == 1 else ", corrected together (Holm)"
+        return (f"explore-suff: {checks}{how}: the chance that any fails when nothing is worse "
+                f"is at most {rate}")  # fmt: skip
+    return (f"explore-suff: {checks}, each at {100 * family['alpha']:g}% alone (correction off): "
+            f"the chance that any fails when nothing is worse is up to {rate}")  # fmt: skip
 
 
 def _unknown_arm(arms: dict[str, dict[str, Any]]) -> str:
@@ -215,14 +379,16 @@ def evaluate_metrics(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str
 
 
 def evaluate_baseline_metrics(
-    gates: list[Gate], changes: dict[str, dict[str, Any]], arms: dict[str, dict[str, Any]]
+    gates: list[Gate], changes: dict[str, dict[str, Any]], arms: dict[str, dict[str, Any]], on: str = "point"
 ) -> list[Outcome]:
-    """``--max-allocation-drop`` and ``--max-residual-growth`` against the baseline."""
+    """``--max-allocation-drop`` and ``--max-residual-growth`` against the baseline; on the
+    bound (members of the run's family of checks), the allocation drop on its interval
+    clustered by transcript, the residual's growth on its bootstrap standard error."""
     outcomes: list[Outcome] = []
     for gate in gates:
         targets = _targets(gate, arms)
         if not targets:
-            outcomes.append(Outcome(gate, None, None, 0, None))
+            outcomes.append(Outcome(gate, None, None, 0, None, on))
         for arm in targets:
             change = changes.get(arm) or {}
             agg = arms.get(arm) or {}
@@ -242,9 +408,13 @@ def evaluate_baseline_metrics(
                     else f"{missing} in this campaign" if c.get("new") is None
                     else f"a {words} of 0 in the baseline: no relative growth"
                 )  # fmt: skip
-                outcomes.append(Outcome(gate, arm, None, 0, None, why=why))
+                outcomes.append(Outcome(gate, arm, None, 0, None, on, why=why))
                 continue
-            outcomes.append(Outcome(gate, arm, value, n, value <= gate.threshold))
+            if on == "bound" and c.get("se") is not None:
+                o = Outcome(gate, arm, value, n, True, on, se=c["se"], df=c.get("df"), draws=c.get("draws"))
+                outcomes.append(decided_alone(o))
+            else:  # on the point, or no interval to decide on (too few transcripts to resample)
+                outcomes.append(Outcome(gate, arm, value, n, value <= gate.threshold))
     return outcomes
 
 
@@ -295,7 +465,9 @@ def outcome_of(d: dict[str, Any]) -> Outcome:
     """A gate's outcome as a report's ``gates`` list holds it (to describe it again)."""
     gate = Gate(str(d.get("metric")), str(d.get("op")), float(d.get("threshold") or 0.0), d.get("arm"))
     return Outcome(gate, d.get("arm"), d.get("value"), int(d.get("n") or 0), d.get("passed"),
-                   str(d.get("on") or "point"), d.get("bound"), str(d.get("against") or ""))  # fmt: skip
+                   str(d.get("on") or "point"), d.get("bound"), str(d.get("against") or ""),
+                   se=d.get("se"), worse=int(d.get("worse") or 1), sides=int(d.get("sides") or 1),
+                   df=d.get("df"), p=d.get("p"), level=d.get("level"))  # fmt: skip
 
 
 #: A run gate's figure in an arm's ``run_figures`` (`report.table_summary`): the row, else

@@ -156,6 +156,11 @@ class Settings:
             raise pytest.UsageError(
                 f"explore_suff_gate_on: expected one of {', '.join(GATE_ON)}, got {self.gate_on!r}"
             )
+        self.correction: str = opt("explore_suff_correction") or "holm"
+        if self.correction not in CORRECTIONS:
+            raise pytest.UsageError(
+                f"explore_suff_correction: expected one of {', '.join(CORRECTIONS)}, got {self.correction!r}"
+            )
         self.min_calls: int | None = _checked(
             opt("explore_suff_min_calls"), _positive_int, "explore_suff_min_calls"
         )
@@ -289,6 +294,8 @@ def _pattern_groups(pattern: re.Pattern[str]) -> None:
 
 
 GATE_ON = ("point", "bound")
+#: How the gates decided on intervals are corrected together: Holm's step-down, or not at all.
+CORRECTIONS = ("holm", "none")
 
 
 def _positive_int(text: str) -> int:
@@ -548,6 +555,14 @@ OPTIONS: tuple[Option, ...] = (
         "explore_suff_gate_on",
         choices=GATE_ON,
         help="decide threshold gates on the point estimate (default) or on the 95%% interval's bound",
+    ),
+    Option(
+        "--explore-suff-correction",
+        "explore_suff_correction",
+        choices=CORRECTIONS,
+        help="how the gates that fail on evidence (drops and growth on the bound, the trend, "
+        "control groups) are decided together: holm (default; the chance that any fails when "
+        "nothing is worse stays at 2.5%%) or none (each at 2.5%% alone)",
     ),
     Option(
         "--explore-suff-min-calls",

@@ -215,6 +215,8 @@ FIELDS: tuple[Field, ...] = (
     Field("options.pattern", "string|null", "`--explore-suff-pattern`"),
     Field("options.keep_excluded", "boolean", "`--explore-suff-keep-excluded`"),
     Field("options.gate_on", "string", "`point` or `bound` (`--explore-suff-gate-on`)"),
+    Field("options.correction", "string", "`holm` or `none` (`--explore-suff-correction`): how the gates "
+          "decided on intervals are decided together"),
     Field("coverage", "object", "what the report covers: the whole campaign, or part of it"),
     Field("coverage.complete", "boolean", "every collected transcript ran"),
     Field("coverage.collected", "integer", "transcripts collected"),
@@ -288,6 +290,8 @@ FIELDS: tuple[Field, ...] = (
     Field("baseline.arms.<arm>", "object", "one arm, old against new"),
     Field("baseline.arms.<arm>.n_old", "integer", "answered calls in the baseline"),
     Field("baseline.arms.<arm>.n_new", "integer", "answered calls now"),
+    Field("baseline.arms.<arm>.paired", "string|null", "how the changes pair: `transcript` (the "
+          "transcripts both hold, by path and digest), `group` (stratified by group), null (unpaired)"),
     Field("baseline.arms.<arm>.buckets", "object", "per bucket"),
     Field("baseline.arms.<arm>.buckets.<bucket>", "object", "one bucket's change"),
     Field("baseline.arms.<arm>.buckets.<bucket>.old", "number|null", "the baseline's share (null: no "
@@ -298,15 +302,28 @@ FIELDS: tuple[Field, ...] = (
     Field("baseline.arms.<arm>.buckets.<bucket>.lo", "number|null", "lower bound of the change's 95% "
           "interval"),
     Field("baseline.arms.<arm>.buckets.<bucket>.hi", "number|null", "upper bound"),
+    Field("baseline.arms.<arm>.buckets.<bucket>.se", "number|null", "the change's standard error (0: the "
+          "same transcripts judged alike)"),
+    Field("baseline.arms.<arm>.buckets.<bucket>.df", "number|null", "Student's t degrees of freedom of the "
+          "interval when its standard error rests on few groups (campaigns of other groups); null: normal"),
     Field("baseline.arms.<arm>.allocation", "object", "pooled allocation efficiency, old and new"),
     Field("baseline.arms.<arm>.allocation.old", "number|null", "in the baseline"),
     Field("baseline.arms.<arm>.allocation.new", "number|null", "now"),
-    Field("baseline.arms.<arm>.allocation.diff", "number|null", "old - new (a drop is positive)"),
+    Field("baseline.arms.<arm>.allocation.diff", "number|null", "new - old (a drop is negative)"),
+    Field("baseline.arms.<arm>.allocation.se", "number|null", "its standard error, clustered by "
+          "transcript (paired by transcript where both hold one)"),
+    Field("baseline.arms.<arm>.allocation.df", "number|null", "as the buckets' `df`"),
+    Field("baseline.arms.<arm>.allocation.lo", "number|null", "lower bound of the change's 95% interval"),
+    Field("baseline.arms.<arm>.allocation.hi", "number|null", "upper bound"),
+    Field("baseline.arms.<arm>.allocation.paired", "string|null", "`transcript` or null (unpaired)"),
     Field("baseline.arms.<arm>.residual", "object", "median retrieval residual, old and new"),
     Field("baseline.arms.<arm>.residual.old", "number|null", "in the baseline"),
     Field("baseline.arms.<arm>.residual.new", "number|null", "now"),
     Field("baseline.arms.<arm>.residual.growth", "number|null", "(new - old) / old; null when old is 0 "
           "or a side has no figure"),
+    Field("baseline.arms.<arm>.residual.se", "number|null", "the growth's standard error, by a bootstrap "
+          "over transcripts seeded from the figures (null: too few transcripts, or no growth)"),
+    Field("baseline.arms.<arm>.residual.paired", "string|null", "`transcript` (resampled together) or null"),
     Field("trend", "object|null", "the saved runs before this one and this run, per arm and metric "
           "(`--explore-suff-trend`); null without it (see [trends](../history.md))"),
     Field("gates", "array", "one entry per gate and arm"),
@@ -319,6 +336,21 @@ FIELDS: tuple[Field, ...] = (
     Field("gates[].on", "string", "`point` or `bound`"),
     Field("gates[].bound", "number|null", "the interval's bound compared, with `bound`"),
     Field("gates[].passed", "boolean|null", "true, false, or null: not applicable (fails the run)"),
+    Field("gates[].against", "string", "the trend gate: what it compared with (the earlier runs pooled)"),
+    Field("gates[].se", "number", "a member of the family of checks (decided on an interval, failing "
+          "on evidence): the value's standard error"),
+    Field("gates[].df", "number|null", "a member: Student's t degrees of freedom (null: the normal)"),
+    Field("gates[].worse", "integer", "a member: 1 when a higher value is worse, -1 when a lower one is"),
+    Field("gates[].sides", "integer", "a member: 1, or 2 for a two-sided check"),
+    Field("gates[].p", "number", "a member: the p-value of \"no worse than the threshold\""),
+    Field("gates[].level", "number", "a member: the level p was tested at (0.025 alone, less under Holm)"),
+    Field("family", "object", "the gates decided on intervals, decided together (see "
+          "[comparing](../comparing.md#the-false-alarm-rate-of-the-gate-set))"),
+    Field("family.method", "string", "`holm` or `none`"),
+    Field("family.checks", "integer", "how many checks were made"),
+    Field("family.alpha", "number", "each check's one-sided level alone (0.025: a 95% interval's bound)"),
+    Field("family.error_rate", "number", "the chance, at most, that any check fails when nothing is worse"),
+    Field("family.failed", "integer", "the checks that failed"),
     Field("transcripts", "array", "one record per transcript that ran, in path order"),
     Field(f"{_T}.path", "string", "relative to the campaign, `/` separators"),
     Field(f"{_T}.files", "array", "every file read for it: turn files, subagent files, child rollouts"),

@@ -302,6 +302,7 @@ class Reporter:
                 pattern=settings.pattern.pattern if settings.pattern else None,
                 keep_excluded=settings.keep_excluded,
                 gate_on=settings.gate_on,
+                correction=settings.correction,
             ),
             coverage=self._coverage(session, exitstatus),
             records=self.records.records(),
@@ -458,6 +459,7 @@ def apply_trend(report: Report, storage: str, last: int | None, fail: bool) -> l
     report.trend = trend([*documents, this], names)
     if fail:
         report.outcomes += trend_gates(report.trend)
+        report.decide()
     return skipped
 
 

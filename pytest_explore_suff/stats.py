@@ -19,6 +19,8 @@ Everything here is deterministic: the same counts give the same bytes.
 from __future__ import annotations
 
 import math
+import random
+import zlib
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -98,6 +100,62 @@ def share(pairs: Iterable[tuple[int, int]]) -> Share:
     return Share(k, n, clusters, p, lo, hi, max(var, p * (1 - p) / n_eff), "cluster-wilson")
 
 
+def t_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t with ``df`` degrees of freedom (the regularized incomplete
+    beta function by its continued fraction; no dependency for one distribution)."""
+    x = df / (df + t * t)
+    tail = 0.5 * _betai(df / 2, 0.5, x)
+    return tail if t > 0 else 1.0 - tail
+
+
+def t_isf(p: float, df: float) -> float:
+    """The t with P(T > t) = p (bisection on `t_sf`)."""
+    if p >= 0.5:
+        return -t_isf(1.0 - p, df) if p > 0.5 else 0.0
+    lo, hi = 0.0, 1e6
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if t_sf(mid, df) > p:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _betai(a: float, b: float, x: float) -> float:
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    front = math.exp(log_front)
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (Lentz's method)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        even = m * (b - m) * x / ((qam + m2) * (a + m2))
+        odd = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        for aa in (even, odd):
+            d = 1.0 + aa * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + aa / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-12:
+            break
+    return h
+
+
 @dataclass(frozen=True)
 class Difference:
     a: float
@@ -107,6 +165,8 @@ class Difference:
     hi: float
     paired: bool
     groups: int  # groups used when paired
+    se: float = 0.0  # the standard error of diff (what a gate's family correction reads)
+    df: float | None = None  # Student's t degrees of freedom (None: normal), few clusters
 
     def to_dict(self) -> dict[str, float | int | bool]:
         return {"a": self.a, "b": self.b, "diff": self.diff, "lo": self.lo, "hi": self.hi,
@@ -115,9 +175,41 @@ class Difference:
 
 def difference(a: Share, b: Share) -> Difference:
     """a - b for independent samples."""
-    half = Z95 * math.sqrt(a.var + b.var)
+    se = math.sqrt(a.var + b.var)
+    half = Z95 * se
     d = a.p - b.p
-    return Difference(a.p, b.p, d, max(-1.0, d - half), min(1.0, d + half), False, 0)
+    return Difference(a.p, b.p, d, max(-1.0, d - half), min(1.0, d + half), False, 0, se)
+
+
+def matched_difference(
+    new: Mapping[Any, tuple[float, float]], old: Mapping[Any, tuple[float, float]]
+) -> tuple[float, float, float, float] | None:
+    """new - old of two pooled ratios sum(k)/sum(n), clustered by the keys both sides share
+    (a transcript's digest): (new ratio, old ratio, difference, its standard error).
+
+    Each key is one cluster observed on both sides (a key on one side only is a cluster
+    with nothing on the other); the variance is the linearized one of the difference,
+    sum over clusters of (z_new - z_old)^2 with the small-sample factor C/(C-1), where
+    z = (k - p n) / N. The same transcripts judged alike give a difference of 0 with a
+    standard error of 0; one judged otherwise, a small one. None when a side has no
+    calls. Not used when no key is shared (then the samples are independent: `difference`).
+    """
+    n_new = sum(n for _, n in new.values())
+    n_old = sum(n for _, n in old.values())
+    if n_new <= 0 or n_old <= 0:
+        return None
+    p_new = sum(k for k, _ in new.values()) / n_new
+    p_old = sum(k for k, _ in old.values()) / n_old
+    keys = new.keys() | old.keys()
+    c = len(keys)
+    spread = 0.0
+    for key in keys:
+        kn, nn = new.get(key, (0, 0))
+        ko, no = old.get(key, (0, 0))
+        z = (kn - p_new * nn) / n_new - (ko - p_old * no) / n_old
+        spread += z * z
+    var = c / (c - 1) * spread if c > 1 else 0.0
+    return p_new, p_old, p_new - p_old, math.sqrt(var)
 
 
 def paired_difference(
@@ -141,7 +233,7 @@ def paired_difference(
         pb += w * sb.p
         var += w * w * (sa.var + sb.var)
     half = Z95 * math.sqrt(var)
-    return Difference(pa, pb, d, max(-1.0, d - half), min(1.0, d + half), True, len(strata))
+    return Difference(pa, pb, d, max(-1.0, d - half), min(1.0, d + half), True, len(strata), math.sqrt(var))
 
 
 def median(values: Iterable[float | int | None]) -> float | None:
@@ -215,3 +307,63 @@ def ratio_of(used: Sequence[float], envelope: Sequence[float]) -> Ratio:
     var = n / (n - 1) * spread / (total * total)
     half = Z95 * math.sqrt(var)
     return Ratio(p, max(0.0, p - half), min(1.0, p + half), var, n, "cluster-normal")
+
+
+#: Resamples of `bootstrap_growth`: enough for a percentile at the levels Holm's correction
+#: tests a dozen checks at (0.2%).
+BOOTSTRAP = 2000
+
+
+def bootstrap_growth(
+    new: Mapping[Any, Sequence[float]], old: Mapping[Any, Sequence[float]], *, paired: bool,
+    resamples: int = BOOTSTRAP,
+) -> list[float] | None:
+    """Bootstrap replicates of (median(new) - median(old)) / median(old) over transcripts
+    (the keys: a transcript, or a group of them): paired, the keys both sides share are drawn
+    together (the same transcripts judged alike give 0), else each side's keys on their own. Each
+    resample's difference of medians is divided by the observed old median (a resample's
+    own can be 0 when most runs hold no residual).
+
+    The generator's seed is derived from the figures themselves, so a report is the same
+    bytes at every run, with or without ``-n``. None when the old median is not above 0 (no
+    relative growth) or a side has under two keys.
+    """
+    if len(new) < 2 or len(old) < 2:
+        return None
+    # The growth of each resample over the observed old median (a resample's own median can be
+    # 0 when most runs have no residual): the standard error of the difference, scaled.
+    scale = median([v for vs in old.values() for v in vs])
+    if scale is None or scale <= 0:
+        return None
+    seed = zlib.crc32(repr((sorted((repr(k), list(v)) for k, v in new.items()),
+                            sorted((repr(k), list(v)) for k, v in old.items()))).encode())  # fmt: skip
+    rng = random.Random(seed)
+    growths: list[float] = []
+    if paired:
+        keys = sorted(new.keys() | old.keys(), key=repr)
+        pairs = [(new.get(k, ()), old.get(k, ())) for k in keys]
+        for _ in range(resamples):
+            xs: list[float] = []
+            ys: list[float] = []
+            for a, b in rng.choices(pairs, k=len(pairs)):
+                xs += a
+                ys += b
+            g = _growth(xs, ys, scale)
+            if g is not None:
+                growths.append(g)
+    else:
+        ln, lo = [list(new[k]) for k in sorted(new, key=repr)], [list(old[k]) for k in sorted(old, key=repr)]
+        for _ in range(resamples):
+            xs = [v for vs in rng.choices(ln, k=len(ln)) for v in vs]
+            ys = [v for vs in rng.choices(lo, k=len(lo)) for v in vs]
+            g = _growth(xs, ys, scale)
+            if g is not None:
+                growths.append(g)
+    return growths if len(growths) >= 2 else None
+
+
+def _growth(new: list[float], old: list[float], scale: float) -> float | None:
+    mo, mn = median(old), median(new)
+    if mo is None or mn is None:
+        return None
+    return (mn - mo) / scale

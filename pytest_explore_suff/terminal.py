@@ -13,6 +13,8 @@ from tabulate import tabulate
 
 from . import runtable
 from .buckets import BUCKETS, Bucket
+from .gates import family_line
+from .stats import Z95
 
 #: How the reason of an ``ignored`` entry begins when it is a folder, not a file (`campaign`).
 FOLDER_REASON = "a folder "
@@ -182,6 +184,14 @@ def empty_side(cmp: Mapping[str, Any]) -> str | None:
     return "in the baseline" if not cmp.get("n_old") else "now"
 
 
+#: How a baseline comparison paired an arm's transcripts (`compare.compare_baseline`), in words.
+PAIRINGS = {
+    "transcript": "paired by transcript (the transcripts both campaigns hold, byte for byte)",
+    "group": "paired by group (the same groups on both sides, stratified)",
+    None: "unpaired (no transcript or group in common)",
+}
+
+
 def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
     """Per arm, a table of buckets: baseline share, this campaign's share, and the change."""
     out = []
@@ -193,6 +203,7 @@ def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
             out.append(f"  no answered explore calls {side}: no share to compare")
             out.extend(_metric_changes(cmp))
             continue
+        out.append(f"  {PAIRINGS.get(cmp.get('paired'), PAIRINGS[None])}")
         variants = []
         for short in (False, True):
             rows = []
@@ -214,13 +225,19 @@ def _metric_changes(cmp: dict[str, Any]) -> list[str]:
     if a.get("new") is not None or a.get("old") is not None:
         old = "not in the baseline" if a.get("old") is None else percent(a["old"])
         new = "none" if a.get("new") is None else percent(a["new"])
-        change = "" if a.get("diff") is None else f" ({_signed(a['diff'])} points)"
-        out.append(f"  allocation efficiency: {old} -> {new}{change}")
+        change = "" if a.get("diff") is None else f" ({_signed(a['diff'])} points"
+        if change and a.get("lo") is not None:
+            change += f" [{_signed(a['lo'])}, {_signed(a['hi'])}]"
+        out.append(f"  allocation efficiency: {old} -> {new}{change}{')' if change else ''}")
     r = cmp.get("residual") or {}
     if r.get("new") is not None or r.get("old") is not None:
         old = "not in the baseline" if r.get("old") is None else f"{half_up(r['old']):,}"
         new = "none" if r.get("new") is None else f"{half_up(r['new']):,}"
-        change = "" if r.get("growth") is None else f" ({half_up(r['growth'] * 100):+d}%)"
+        change = "" if r.get("growth") is None else f" ({half_up(r['growth'] * 100):+d}%"
+        if change and r.get("se") is not None:
+            half = Z95 * r["se"] * 100
+            change += f" [{half_up(r['growth'] * 100 - half):+d}%, {half_up(r['growth'] * 100 + half):+d}%]"
+        change += ")" if change else ""
         out.append(f"  median retrieval residual, tokens: {old} -> {new}{change}")
     return out
 
@@ -509,6 +526,9 @@ def _verdict_lines(report: Report, passed: bool) -> Iterator[Line]:
     for o in report.outcomes:
         if passed or not o.passed:
             yield Line(f"explore-suff gate {o.describe()}", {"red": not o.passed, "green": bool(o.passed)})
+    family = report.family
+    if (line := family_line(family)) is not None and (passed or (family or {}).get("failed")):
+        yield Line(line)
     cov = report.coverage
     if not cov.complete:
         yield Line(f"explore-suff: partial run: {cov.ran} of {plural(cov.collected, 'transcript')} ran "

@@ -13,7 +13,7 @@ from typing import Any
 
 from . import stats
 from .buckets import KEYS
-from .gates import Gate, Outcome
+from .gates import Gate, Outcome, decided_alone
 from .history import labels
 
 #: The metrics a trend follows, in its order; the first ones have intervals.
@@ -83,7 +83,8 @@ def trend(documents: Sequence[dict[str, Any]], names: Sequence[str] | None = Non
                     p["change"] = change(p, _previous(points, i))
             series[metric] = points
         against = {m: _against_best(series[m], whole) for m in GATED}
-        arms[arm] = {"points": series, "latest_vs_best": against}
+        pooled = {m: _against_pooled(series[m], whole) for m in GATED}
+        arms[arm] = {"points": series, "latest_vs_best": against, "latest_vs_pooled": pooled}
     return {"runs": runs, "arms": arms}
 
 
@@ -105,22 +106,50 @@ def _against_best(points: list[dict[str, Any] | None], complete: Sequence[bool])
     return {"best": best, "best_share": p["share"], "latest": points[-1]["share"], **(c or no_noise_test)}
 
 
+def _against_pooled(points: list[dict[str, Any] | None], complete: Sequence[bool]) -> dict[str, Any] | None:
+    """The latest run against the earlier complete runs pooled (each weighted by its calls),
+    what the trend gate decides on: the best of N earlier runs is biased upward (the
+    highest of N noisy figures), so an unchanged tool would 'regress' against it; the
+    pooled runs are an unbiased, and narrower, reference. Its standard error is that
+    of the weighted mean of the runs' figures, taken as independent samples."""
+    if len(points) < 2 or points[-1] is None or points[-1].get("se") is None:
+        return None
+    earlier = [(i, p) for i, p in enumerate(points[:-1])
+               if p is not None and complete[i] and p.get("se") is not None and p["n"]]  # fmt: skip
+    if not earlier:
+        return None
+    total = sum(p["n"] for _, p in earlier)
+    share = sum(p["n"] * p["share"] for _, p in earlier) / total
+    se_pooled = sum((p["n"] / total) ** 2 * float(p["se"]) ** 2 for _, p in earlier) ** 0.5
+    latest = points[-1]
+    diff = latest["share"] - share
+    se = (float(latest["se"]) ** 2 + se_pooled**2) ** 0.5
+    half = stats.Z95 * se
+    return {"runs": [i for i, _ in earlier], "pooled_share": share, "latest": latest["share"],
+            "diff": diff, "se": se, "lo": max(-1.0, diff - half), "hi": min(1.0, diff + half),
+            "beyond_noise": diff - half > 0 or diff + half < 0}  # fmt: skip
+
+
 TREND_GATE = "trend"
 
 
 def trend_gates(section: dict[str, Any]) -> list[Outcome]:
     """``--explore-suff-trend-fail``: per arm, the latest run's sufficient share and
-    allocation efficiency must not be worse, beyond noise, than the best earlier run's."""
+    allocation efficiency must not be worse, beyond noise, than the earlier runs pooled.
+    Members of the run's family of checks (`gates.correct`)."""
     outcomes = []
     for arm, data in section["arms"].items():
         for metric in GATED:
-            vs = data["latest_vs_best"][metric]
-            gate = Gate(metric, TREND_GATE, 0.0)
-            if vs is None or vs["hi"] is None:
+            vs = (data.get("latest_vs_pooled") or {}).get(metric)
+            if vs is None:
                 # No earlier run with the figure, or none now: nothing to compare, which is no
                 # failure (an arm without the tool has no share in any run).
                 continue
-            worse = vs["hi"] < 0
-            outcomes.append(Outcome(gate, arm, vs["diff"], 0, not worse, "bound", vs["hi"],
-                                    why=section["runs"][vs["best"]]["label"]))  # fmt: skip
+            gate = Gate(metric, TREND_GATE, 0.0)
+            runs = [section["runs"][i]["label"] for i in vs["runs"]]
+            shown = ", ".join(runs) if len(runs) <= 4 else f"{runs[0]} ... {runs[-1]}"
+            why = (f"the earlier run {shown} ({vs['pooled_share']:.3f})" if len(runs) == 1 else
+                   f"the {len(runs)} earlier runs pooled ({shown}: {vs['pooled_share']:.3f})")  # fmt: skip
+            o = Outcome(gate, arm, vs["diff"], 0, True, "bound", why=why, se=vs["se"], worse=-1)
+            outcomes.append(decided_alone(o))
     return outcomes

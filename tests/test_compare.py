@@ -168,6 +168,8 @@ def test_an_arm_with_no_answered_call_on_one_side_has_no_share_and_no_change_the
         "diff": None,
         "lo": None,
         "hi": None,
+        "se": None,
+        "df": None,
     }
     assert arms["next"]["buckets"]["sufficient"] == {
         "old": None,
@@ -175,6 +177,8 @@ def test_an_arm_with_no_answered_call_on_one_side_has_no_share_and_no_change_the
         "diff": None,
         "lo": None,
         "hi": None,
+        "se": None,
+        "df": None,
     }
     assert arms["baseline"]["buckets"]["sufficient"]["diff"] == 0.0  # both sides: compared as before
     page = (pytester.path / "page.html").read_text()

@@ -1,0 +1,141 @@
+"""Decisions that do not cry wolf: the family of checks (Holm), paired baseline changes."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from builders import allocation_run, sufficient_run
+from helpers import report
+from test_compare import new_vs_baseline, save_baseline
+
+from pytest_explore_suff import stats
+from pytest_explore_suff.gates import ALPHA, Gate, Outcome, correct, decided_alone, family_line
+
+
+def member(value: float, se: float, threshold: float = 0.0) -> Outcome:
+    return Outcome(Gate("sufficient", "max_drop", threshold), "a", value, 10, True, "bound", se=se)
+
+
+# -- the family: Holm's step-down ----------------------------------------------------------------
+
+
+def test_holm_rejects_step_down_and_stops_at_the_first_it_cannot():
+    # one-sided p-values 0.001, 0.008, 0.013, 0.3 (value/se = z)
+    zs = [3.090232, 2.408916, 2.226212, 0.524401]
+    outcomes = [member(z, 1.0) for z in zs]
+    family = correct(outcomes, "holm")
+    assert [round(o.p, 3) for o in outcomes] == [0.001, 0.008, 0.013, 0.3]
+    # levels 0.025/4, 0.025/3, 0.025/2: 0.001 and 0.008 rejected, 0.013 > 0.0125 stops
+    assert [o.passed for o in outcomes] == [False, False, True, True]
+    assert [o.level for o in outcomes] == pytest.approx([ALPHA / 4, ALPHA / 3, ALPHA / 2, ALPHA / 2])
+    assert family == {"method": "holm", "checks": 4, "alpha": ALPHA, "error_rate": ALPHA, "failed": 2}
+    # each decision agrees with the bound its line shows: worse beyond noise iff the least drop > 0
+    assert all((o.bound is not None and o.bound > 0) == (not o.passed) for o in outcomes)
+    assert outcomes[0].confidence == "98.75%" and outcomes[3].confidence == "97.5%"
+
+
+def test_without_the_correction_each_check_is_decided_at_its_own_95_percent_bound():
+    zs = [3.090232, 2.408916, 2.226212, 0.524401]
+    outcomes = [member(z, 1.0) for z in zs]
+    family = correct(outcomes, "none")
+    assert [o.passed for o in outcomes] == [False, False, False, True]
+    assert family["error_rate"] == pytest.approx(4 * ALPHA)
+    assert "each at 2.5% alone (correction off)" in (family_line(family) or "")
+
+
+def test_a_family_of_one_is_the_gate_decided_alone_at_95_percent():
+    for z in (1.5, 1.96, 2.0, 3.0):
+        alone = decided_alone(member(z * 0.1, 0.1))
+        in_family = member(z * 0.1, 0.1)
+        correct([in_family])
+        assert (alone.passed, alone.bound, alone.confidence) == (in_family.passed, in_family.bound, "95%")
+        assert alone.passed == (z * 0.1 - stats.Z95 * 0.1 <= 0)
+
+
+def test_gates_decided_on_a_point_or_not_applicable_are_not_members():
+    point = Outcome(Gate("sufficient", "max_drop", 0.0), "a", 0.3, 10, False, "point")
+    missing = Outcome(Gate("sufficient", "max_drop", 0.0), "a", None, 0, None, "bound", se=0.1)
+    family = correct([point, missing, member(0.0, 0.1)])
+    assert family["checks"] == 1 and point.passed is False and missing.passed is None
+
+
+def test_holm_keeps_the_family_false_alarm_rate_where_one_check_alone_would_not():
+    """Twelve independent checks, none worse (seeded): the chance that any fails."""
+    rng = random.Random(20261203)
+    draws, any_alone, any_holm = 4000, 0, 0
+    for _ in range(draws):
+        values = [rng.gauss(0.0, 1.0) for _ in range(12)]
+        holm = [member(v, 1.0) for v in values]
+        correct(holm, "holm")
+        alone = [member(v, 1.0) for v in values]
+        correct(alone, "none")
+        any_holm += any(not o.passed for o in holm)
+        any_alone += any(not o.passed for o in alone)
+    assert any_holm / draws <= 0.035  # at most 2.5%, within the simulation's noise
+    assert any_alone / draws > 0.2  # 1 - 0.975**12 = 26%
+
+
+# -- paired baseline comparisons ----------------------------------------------------------------
+
+
+def test_matched_difference_of_the_same_transcripts_is_zero_with_no_spread():
+    same = {i: (i % 3, 3) for i in range(20)}
+    assert stats.matched_difference(same, dict(same)) == (19 / 60, 19 / 60, 0.0, 0.0)
+
+
+def test_a_byte_identical_baseline_shows_every_change_as_zero_with_width_zero(pytester):
+    root = new_vs_baseline(
+        pytester.path / "c", [True, False, True, True, False], [True, False, False, True, False]
+    )
+    old = save_baseline(pytester, root)
+    result = pytester.runpytest(
+        f"--explore-suff={root}", f"--explore-suff-baseline={old}", "--explore-suff-gate-on=bound",
+        "--max-sufficient-drop=0", "--max-allocation-drop=0",
+    )  # fmt: skip
+    assert result.ret == 0
+    result.stdout.fnmatch_lines(
+        ["arm new *", "  paired by transcript *", "moved on / answered*+0 [[]+0, +0[]]"]
+    )
+    arms = report(pytester)["baseline"]["arms"]
+    for arm in ("new", "baseline"):
+        assert arms[arm]["paired"] == "transcript"
+        for b in arms[arm]["buckets"].values():
+            assert (b["diff"], b["lo"], b["hi"], b["se"]) == (0.0, 0.0, 0.0, 0.0)
+        assert arms[arm]["allocation"]["se"] == 0.0 and arms[arm]["allocation"]["diff"] == 0.0
+    gates = report(pytester)["gates"]
+    assert all(g["passed"] and g["bound"] == 0.0 for g in gates)
+
+
+def test_one_transcript_judged_otherwise_gives_a_narrower_interval_than_unpaired(pytester):
+    runs = [True, False, True, True, False, True, True, False]
+    old = save_baseline(pytester, new_vs_baseline(pytester.path / "c", runs, runs))
+    # the same campaign, with one run of arm new changed (its bytes, so its verdict)
+    allocation_run().write(pytester.path / "c" / "express" / "run-new-1.jsonl")
+    pytester.runpytest(f"--explore-suff={pytester.path / 'c'}", f"--explore-suff-baseline={old}")
+    paired = report(pytester)["baseline"]["arms"]["new"]
+    s = paired["buckets"]["sufficient"]
+    assert paired["paired"] == "transcript"
+    assert s["diff"] == pytest.approx(-1 / 8)
+    old_recs = [r for r in report(pytester, "old.json")["transcripts"] if r["arm"] == "new"]
+    new_recs = [r for r in report(pytester)["transcripts"] if r["arm"] == "new"]
+    unpaired = stats.difference(
+        stats.share((r["counts"]["sufficient"], r["answered"]) for r in new_recs),
+        stats.share((r["counts"]["sufficient"], r["answered"]) for r in old_recs),
+    )
+    assert 0 < s["hi"] - s["lo"] < (unpaired.hi - unpaired.lo) / 2
+
+
+def test_a_baseline_of_other_transcripts_in_the_same_groups_is_paired_by_group(pytester):
+    old = save_baseline(
+        pytester, new_vs_baseline(pytester.path / "old", [True, False], [True, True], ("a", "b"))
+    )
+    root = pytester.path / "now"
+    for group in ("a", "b"):
+        for i in range(1, 3):  # other bytes: another query
+            sufficient_run("other").write(root / group / f"run-new-{i}.jsonl")
+            sufficient_run("other").write(root / group / f"run-baseline-{i}.jsonl")
+    pytester.runpytest(f"--explore-suff={root}", f"--explore-suff-baseline={old}")
+    arms = report(pytester)["baseline"]["arms"]
+    assert arms["new"]["paired"] == "group"
+    assert arms["new"]["buckets"]["sufficient"]["diff"] == pytest.approx(0.5)
