@@ -233,6 +233,13 @@ FIELDS: tuple[Field, ...] = (
     Field("arms", "object", "per arm, sorted by name: classified transcripts only"),
     Field("arms.<arm>", "object", "one arm's figures"),
     *_aggregate("arms.<arm>"),
+    Field("arms.<arm>.sample", "object", "what the arm's calls can detect (an arm with answered calls)"),
+    Field("arms.<arm>.sample.design_effect", "number|null", "the sufficient share's cluster-robust variance "
+          "over the binomial one (at least 1)"),
+    Field("arms.<arm>.sample.detectable_change", "number|null", "the smallest change of the sufficient "
+          "share a comparison with as many calls on the other side detects at 80% power (5%, two-sided)"),
+    Field("arms.<arm>.sample.calls_for_10_points", "integer|null", "answered calls a side needs to detect "
+          "a 10-point change so"),
     Field("pooled", "object", "the same figures over every arm together"),
     *_aggregate("pooled"),
     Field("comparison", "object|null", "arm against arm on the buckets; null without a pair of arms "

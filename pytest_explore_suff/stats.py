@@ -309,6 +309,25 @@ def ratio_of(used: Sequence[float], envelope: Sequence[float]) -> Ratio:
     return Ratio(p, max(0.0, p - half), min(1.0, p + half), var, n, "cluster-normal")
 
 
+#: z of a two-sided 5% test plus z of 80% power: the detectable change is this many standard errors.
+Z_POWER = 1.959963984540054 + 0.8416212335729143
+
+
+def sample_size(p: float, n: int, se: float) -> dict[str, float | int | None]:
+    """What an arm's calls can detect: the design effect of its sufficient share (its
+    cluster-robust variance over the binomial one, at least 1), the smallest change of the
+    share a comparison with as many calls on the other side detects at 80% power (two-sided
+    5%), and the calls per side a 10-point change needs, at this share and design effect.
+    A share of 0 or 1 is taken at 0.5 for the variance (no spread observed is not none)."""
+    if n <= 0:
+        return {"design_effect": None, "detectable_change": None, "calls_for_10_points": None}
+    q = p * (1 - p) if 0.0 < p < 1.0 else 0.25
+    deff = max(1.0, se * se / (q / n)) if se > 0 and 0.0 < p < 1.0 else 1.0
+    detectable = min(1.0, Z_POWER * math.sqrt(2 * q * deff / n))
+    needed = math.ceil(2 * Z_POWER**2 * q * deff / 0.01)
+    return {"design_effect": deff, "detectable_change": detectable, "calls_for_10_points": needed}
+
+
 #: Resamples of `bootstrap_growth`: enough for a percentile at the levels Holm's correction
 #: tests a dozen checks at (0.2%).
 BOOTSTRAP = 2000
@@ -359,7 +378,18 @@ def bootstrap_growth(
             g = _growth(xs, ys, scale)
             if g is not None:
                 growths.append(g)
-    return growths if len(growths) >= 2 else None
+    if len(growths) < 2:
+        return None
+    if not paired:
+        # A bootstrap over few clusters spreads by (G - 1) / G of the estimate's variance: the
+        # replicates are widened about the observed growth by the usual small-sample factor.
+        g = min(len(new), len(old))
+        every_new = [v for vs in new.values() for v in vs]
+        observed = _growth(every_new, [v for vs in old.values() for v in vs], scale)
+        if observed is not None and g > 1:
+            factor = math.sqrt(g / (g - 1))
+            growths = [observed + factor * (x - observed) for x in growths]
+    return growths
 
 
 def _growth(new: list[float], old: list[float], scale: float) -> float | None:

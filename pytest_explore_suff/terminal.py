@@ -22,10 +22,8 @@ FOLDER_REASON = "a folder "
 if TYPE_CHECKING:
     from .document import Report
 
-#: Below this many answered calls an arm's shares are too coarse to compare:
-#: at n=30 a 95% interval on a share near 0.5 is still about +/-0.18 wide, and
-#: calls inside one run are correlated, so the real interval is wider.
-SMALL_ARM_CALLS = 30
+#: An arm whose calls cannot detect a change of this many points (80% power) is warned about.
+SMALL_ARM_POINTS = 20
 
 # C0 and C1 controls (ANSI escapes start with one), line separators, and the
 # bidirectional marks and overrides that can reorder what a terminal shows.
@@ -489,9 +487,14 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
         if len(agg.get("agents") or ()) > 1:
             mix = ", ".join(f"{clean(a)} ({n})" for a, n in agg["agents"].items())
             yield Line(f"note: arm {clean(name)} mixes agents: {mix}; its shares pool them", warn)
-        if 0 < agg["answered"] < SMALL_ARM_CALLS:
-            yield Line(f"warning: arm {clean(name)} has only {plural(agg['answered'], 'answered call')} "
-                       f"(< {SMALL_ARM_CALLS}): too few to compare arms on", warn)  # fmt: skip
+        if (s := agg.get("sample")) and s.get("detectable_change") is not None:
+            # What the arm's calls can detect, at their design effect (#38), instead of a fixed 30.
+            detect = half_up(s["detectable_change"] * 100)
+            if detect > SMALL_ARM_POINTS:
+                yield Line(f"warning: arm {clean(name)} has {plural(agg['answered'], 'answered call')} "
+                           f"(design effect {s['design_effect']:.1f}): they detect a change of {detect} "
+                           f"points in the sufficient share at 80% power; 10 points needs about "
+                           f"{s['calls_for_10_points']:,} a side", warn)  # fmt: skip
     for note in report.notes:
         yield Line(f"warning: {clean(note)}", warn)
     excluded = [r for r in report.transcripts if r["status"] == "skipped"]

@@ -139,3 +139,27 @@ def test_a_baseline_of_other_transcripts_in_the_same_groups_is_paired_by_group(p
     arms = report(pytester)["baseline"]["arms"]
     assert arms["new"]["paired"] == "group"
     assert arms["new"]["buckets"]["sufficient"]["diff"] == pytest.approx(0.5)
+
+
+# -- the sample an arm needs --------------------------------------------------------------------
+
+
+def test_the_detectable_change_and_the_calls_a_10_point_change_needs():
+    independent = stats.sample_size(0.5, 100, (0.25 / 100) ** 0.5)
+    assert independent["design_effect"] == pytest.approx(1.0)
+    assert independent["detectable_change"] == pytest.approx(stats.Z_POWER * (2 * 0.25 / 100) ** 0.5)
+    assert independent["calls_for_10_points"] == 393  # the textbook n per group at p = 0.5
+    clustered = stats.sample_size(0.5, 100, (2 * 0.25 / 100) ** 0.5)  # a design effect of 2
+    assert clustered["design_effect"] == pytest.approx(2.0)
+    assert clustered["calls_for_10_points"] == 785
+    assert clustered["detectable_change"] == pytest.approx(independent["detectable_change"] * 2**0.5)
+
+
+def test_a_small_arm_is_warned_with_what_it_can_detect(pytester):
+    root = new_vs_baseline(pytester.path / "c", [True, False] * 4, [True] * 8)
+    result = pytester.runpytest(f"--explore-suff={root}")
+    result.stdout.fnmatch_lines(
+        ["warning: arm new has 8 answered calls (design effect *): they detect a change*"]
+    )
+    sample = report(pytester)["arms"]["new"]["sample"]
+    assert sample["detectable_change"] > 0.2 and sample["calls_for_10_points"] > 300
