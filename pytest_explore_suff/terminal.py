@@ -491,10 +491,9 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
             # What the arm's calls can detect, at their design effect (#38), instead of a fixed 30.
             detect = half_up(s["detectable_change"] * 100)
             if detect > SMALL_ARM_POINTS:
-                yield Line(f"warning: arm {clean(name)} has {plural(agg['answered'], 'answered call')} "
-                           f"(design effect {s['design_effect']:.1f}): they detect a change of {detect} "
-                           f"points in the sufficient share at 80% power; 10 points needs about "
-                           f"{s['calls_for_10_points']:,} a side", warn)  # fmt: skip
+                calls = plural(agg["answered"], "answered call")
+                yield Line(f"warning: arm {clean(name)}: {calls} (design effect {s['design_effect']:.1f}) "
+                           f"detect only a change of {detect} points (80% power)", warn)  # fmt: skip
     for note in report.notes:
         yield Line(f"warning: {clean(note)}", warn)
     excluded = [r for r in report.transcripts if r["status"] == "skipped"]

@@ -159,7 +159,7 @@ def test_a_small_arm_is_warned_with_what_it_can_detect(pytester):
     root = new_vs_baseline(pytester.path / "c", [True, False] * 4, [True] * 8)
     result = pytester.runpytest(f"--explore-suff={root}")
     result.stdout.fnmatch_lines(
-        ["warning: arm new has 8 answered calls (design effect *): they detect a change*"]
+        ["warning: arm new: 8 answered calls (design effect *) detect only a change of * points (80% power)"]
     )
     sample = report(pytester)["arms"]["new"]["sample"]
     assert sample["detectable_change"] > 0.2 and sample["calls_for_10_points"] > 300
