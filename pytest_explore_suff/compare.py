@@ -18,6 +18,8 @@ from .report import (
     brief_of,
     clusters,
     metric_summaries,
+    truth_brief_of,
+    truth_clusters,
 )
 from .sources import DIGEST
 
@@ -274,7 +276,26 @@ def compare_baseline(
                                 "diff": None, "lo": None, "hi": None, "se": None, "df": None}  # fmt: skip
         out[arm] = {"n_old": n_old, "n_new": n_new, "paired": paired, "buckets": buckets,
                     **_metric_changes(old, new, arm, resample)}  # fmt: skip
+        correct = _correct_change(old, new, arm)
+        if correct is not None:  # only when either side was graded against a truth file
+            out[arm]["correct"] = correct
     return out
+
+
+def _correct_change(old: list[dict[str, Any]], new: list[dict[str, Any]], arm: str) -> dict[str, Any] | None:
+    """The arm's correct share, old and new, and new - old with its standard error and 95%
+    interval, each side clustered by transcript (None when neither report was graded
+    against a truth file)."""
+    ro = [r for r in old if r["status"] == "classified" and r["arm"] == arm]
+    rn = [r for r in new if r["status"] == "classified" and r["arm"] == arm]
+    if all(truth_brief_of(r) is None for r in (*ro, *rn)):
+        return None
+    so, sn = stats.share(truth_clusters(ro)[0]), stats.share(truth_clusters(rn)[0])
+    if so.n and sn.n:
+        d = stats.difference(sn, so)
+        return {"old": d.b, "new": d.a, "diff": d.diff, "lo": d.lo, "hi": d.hi, "se": d.se}
+    return {"old": so.p if so.n else None, "new": sn.p if sn.n else None,
+            "diff": None, "lo": None, "hi": None, "se": None}  # fmt: skip
 
 
 def _pairing(ro: list[dict[str, Any]], rn: list[dict[str, Any]]) -> str | None:

@@ -30,6 +30,8 @@ from .gates import (
     evaluate_control,
     evaluate_metrics,
     evaluate_run_gates,
+    evaluate_truth,
+    evaluate_truth_baseline,
     sample_size,
 )
 from .report import (
@@ -220,6 +222,9 @@ def build(
     questions: Sequence[str] = (),
     run_gates: Sequence[Gate] = (),
     control: tuple[str, ...] | None = None,
+    truth_gates: Sequence[Gate] = (),
+    truth_baseline_gates: Sequence[Gate] = (),
+    baseline_truth: Mapping[str, Any] | None = None,
 ) -> Report:
     """Aggregate the records, compare arms (and the baseline), decide every gate.
 
@@ -245,6 +250,7 @@ def build(
     pooled["run_figures"].update(run_counts([t for rows in judged.values() for t in rows]))
     outcomes = evaluate(list(gates), arms, options.gate_on)
     outcomes += evaluate_metrics(list(metric_gates), arms, options.gate_on)
+    outcomes += evaluate_truth(list(truth_gates), arms, options.gate_on)
     if min_calls:
         outcomes += sample_size(min_calls, arms)
     notes: list[str] = []
@@ -263,8 +269,16 @@ def build(
         resample = options.gate_on == "bound" and any(g.metric == "residual" for g in metric_baseline_gates)
         changes = compare_baseline(old, recs, resample)
         base = {"report": path, "campaign": relation(old, recs), "arms": changes}
+        if truth is not None and baseline_truth is not None:
+            # Whether the baseline's answers were graded against the same truth file, by digest.
+            old_digest = baseline_truth.get("digest")
+            base["truth"] = {
+                "digest": old_digest if isinstance(old_digest, str) else None,
+                "same": old_digest == truth.get("digest"),
+            }
         outcomes += drop_gates(changes, max_drop, options.gate_on)
         outcomes += evaluate_baseline_metrics(list(metric_baseline_gates), changes, arms, options.gate_on)
+        outcomes += evaluate_truth_baseline(list(truth_baseline_gates), changes, arms, options.gate_on)
         for change in changes.values():  # the bootstrap's replicates decided the gate; not for the JSON
             (change.get("residual") or {}).pop("draws", None)
     if run_gates:

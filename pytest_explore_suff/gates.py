@@ -49,14 +49,17 @@ from .options import (
     METRIC_WORDS,
     RUN_GATES,
     RUN_WORDS,
+    TRUTH_BASELINE_GATES,
+    TRUTH_GATES,
     parse_growth,
     parse_threshold,
 )
 from .stats import t_isf, t_sf
 
-__all__ = ["ALPHA", "GATES", "METRIC_BASELINE_GATES", "METRIC_GATES", "METRIC_WORDS", "RUN_GATES", "Gate",
-           "Outcome", "correct", "decided_alone", "evaluate", "evaluate_baseline_metrics", "evaluate_control",
-           "evaluate_metrics", "evaluate_run_gates", "family_line", "parse_growth", "parse_threshold",
+__all__ = ["ALPHA", "GATES", "METRIC_BASELINE_GATES", "METRIC_GATES", "METRIC_WORDS", "RUN_GATES",
+           "TRUTH_BASELINE_GATES", "TRUTH_GATES", "Gate", "Outcome", "correct", "decided_alone", "evaluate",
+           "evaluate_baseline_metrics", "evaluate_control", "evaluate_metrics", "evaluate_run_gates",
+           "evaluate_truth", "evaluate_truth_baseline", "family_line", "parse_growth", "parse_threshold",
            "sample_size"]  # fmt: skip
 
 
@@ -448,6 +451,85 @@ def evaluate(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str = "poin
                 compared = bound
             ok = compared >= gate.threshold if gate.op == "min" else compared <= gate.threshold
             outcomes.append(Outcome(gate, arm, value, n, ok, on, bound))
+    return outcomes
+
+
+def _truth_value(
+    arm: dict[str, Any], metric: str, op: str, on: str
+) -> tuple[float | None, int, float | None]:
+    """(point, n, bound) of a truth gate's figure in one arm's aggregate (None: no figure)."""
+    t = arm.get("truth")
+    if not t:
+        return None, 0, None
+    if metric == "gold_recall":  # a median: no interval, the point is compared (as the residual share)
+        r = t["gold_recall"]
+        return r["median"], r["units"], None
+    s = t["correct_share"] if metric == "correct" else t["false_sufficient"]
+    if not s:
+        return None, 0, None
+    n = s["judged"] if metric == "correct" else s["sufficient"]
+    bound = (s["lo"] if op == "min" else s["hi"]) if on == "bound" else None
+    return s["share"], n, bound
+
+
+def evaluate_truth(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str = "point") -> list[Outcome]:
+    """``--min-correct``, ``--max-false-sufficient`` and ``--min-gold-recall``, in ARM or in
+    every arm that has the figure (the arm without the tool has a correct share too); an
+    arm without it, or no arm with it, is not applicable, which is not a pass. On the
+    bound, the correct share's lower and false sufficient's upper 95% bound are compared."""
+    outcomes: list[Outcome] = []
+    for gate in gates:
+        if gate.arm is not None:
+            targets = [gate.arm]
+        else:
+            targets = [
+                a for a, agg in arms.items() if _truth_value(agg, gate.metric, gate.op, on)[0] is not None
+            ]
+            if not targets:
+                outcomes.append(Outcome(gate, None, None, 0, None, on))
+                continue
+        for arm in targets:
+            value, n, bound = _truth_value(arms.get(arm) or {}, gate.metric, gate.op, on)
+            if value is None:
+                why = "" if arm in arms else _unknown_arm(arms)
+                outcomes.append(Outcome(gate, arm, None, 0, None, on, why=why))
+                continue
+            compared = bound if bound is not None else value
+            ok = compared >= gate.threshold if gate.op == "min" else compared <= gate.threshold
+            outcomes.append(Outcome(gate, arm, value, n, ok, on, bound))
+    return outcomes
+
+
+def evaluate_truth_baseline(
+    gates: list[Gate], changes: dict[str, dict[str, Any]], arms: dict[str, dict[str, Any]], on: str = "point"
+) -> list[Outcome]:
+    """``--max-correct-drop``: fail when an arm's correct share fell by more than FRAC from
+    the baseline's. On the bound it fails on evidence of harm (the drop beyond FRAC beyond
+    noise), so it joins the run's family of checks (`correct`: Holm's step-down), its
+    standard error that of the difference of two shares clustered by transcript."""
+    outcomes: list[Outcome] = []
+    for gate in gates:
+        targets = [gate.arm] if gate.arm is not None else [
+            a for a, c in changes.items() if (c.get("correct") or {}).get("new") is not None
+        ]  # fmt: skip
+        if not targets:
+            outcomes.append(Outcome(gate, None, None, 0, None, on))
+        for arm in targets:
+            c = (changes.get(arm) or {}).get("correct") or {}
+            if c.get("diff") is None:
+                why = (
+                    "no correct share in the baseline (graded without a truth file, or no judged answer)"
+                    if c.get("new") is not None
+                    else f"{METRIC_WORDS['correct'][1]} in this campaign"
+                )
+                outcomes.append(Outcome(gate, arm, None, 0, None, on, why=why))
+                continue
+            drop = 0.0 - c["diff"]  # not -0.0
+            n = ((arms.get(arm) or {}).get("truth") or {}).get("questions", 0)
+            if on == "bound" and c.get("se") is not None:  # a member of the family of checks
+                outcomes.append(decided_alone(Outcome(gate, arm, drop, n, True, on, se=c["se"])))
+            else:
+                outcomes.append(Outcome(gate, arm, drop, n, drop <= gate.threshold, on))
     return outcomes
 
 

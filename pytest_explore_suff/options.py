@@ -49,6 +49,16 @@ METRIC_BASELINE_GATES: dict[str, tuple[str, str]] = {
     "max_allocation_drop": ("allocation", "max_drop"),
     "max_residual_growth": ("residual", "max_growth"),
 }
+#: The ground truth's gates (they need a truth file): option / ini stem -> (metric, direction).
+TRUTH_GATES: dict[str, tuple[str, str]] = {
+    "min_correct": ("correct", "min"),
+    "max_false_sufficient": ("false_sufficient", "max"),
+    "min_gold_recall": ("gold_recall", "min"),
+}
+#: The ground truth against a baseline: option / ini stem -> (metric, direction).
+TRUTH_BASELINE_GATES: dict[str, tuple[str, str]] = {
+    "max_correct_drop": ("correct", "max_drop"),
+}
 #: What a metric gate compares, in words, and why it may have no figure.
 METRIC_WORDS = {
     "allocation": ("allocation efficiency",
@@ -58,6 +68,10 @@ METRIC_WORDS = {
     "residual": ("median retrieval residual", "no occupancy figure (no token counts in its logs)"),
     "duplicate_share": ("pooled duplicate share",
                   "no duplicate figure (no explore response with a returned-file section)"),
+    "correct": ("correct share", "no answer graded pass, partial or fail against the truth file"),
+    "false_sufficient": ("false sufficient share (sufficient calls in failed answers)",
+                         "no sufficient call in an answer graded pass, partial or fail"),
+    "gold_recall": ("median gold recall", "no answer unit with a judged explore call and gold files"),
 }  # fmt: skip
 #: What a run gate compares, in words (`RUN_GATES`).
 RUN_WORDS = {
@@ -148,6 +162,8 @@ class Settings:
         self.control: tuple[str, ...] | None = _checked(
             opt("explore_suff_control"), _groups, "explore_suff_control"
         )
+        self.truth_gates = _gates(config, TRUTH_GATES)
+        self.truth_baseline_gates = _gates(config, TRUTH_BASELINE_GATES)
         self.window: int = (
             _checked(opt("explore_suff_window"), _positive_tokens, "explore_suff_window") or DEFAULT_WINDOW
         )
@@ -197,6 +213,9 @@ class Settings:
         self.truth: Any = None
         self.truth_found = False
         self.cache: bool = not opt("explore_suff_no_cache")
+        #: with a truth file and a baseline: the truth file the baseline was graded against
+        #: (its ``truth`` entry; ``{}``: none)
+        self.baseline_truth: dict[str, Any] | None = None
 
 
 def _user_path(value: str) -> str:
@@ -234,6 +253,15 @@ def configure(config: pytest.Config) -> Settings:
     an error either way)."""
     settings = config.stash[settings_key] = Settings(config)
     return settings
+
+
+def truth_digest(config: pytest.Config) -> str | None:
+    """The digest of the truth file in play (`truth.digest_of` its bytes; None: no truth
+    file), once configure has loaded it. Whatever caches results that depend on the
+    ground truth (the records' ``truth`` entries, the arms' figures) must key on it."""
+    settings = config.stash.get(settings_key, None)
+    truth = settings.truth if settings is not None else None
+    return truth.digest if truth is not None else None
 
 
 def campaign_asked(config: pytest.Config) -> bool:
@@ -447,6 +475,23 @@ def _gate_option(stem: str, metric: str, op: str) -> Option:
     )
 
 
+def _truth_gate_option(stem: str, metric: str, op: str) -> Option:
+    words = METRIC_WORDS[metric][0]
+    if op == "max_drop":
+        what = f"fail when the {words} fell by more than FRAC from the baseline"
+    else:
+        what = f"fail unless the {words} is {'at least' if op == 'min' else 'at most'} FRAC"
+    return Option(
+        f"--{stem.replace('_', '-')}",
+        f"explore_suff_{stem}",
+        dest=stem,
+        action="append",
+        type=parse_threshold,
+        metavar="[ARM:]FRAC",
+        help=f"{what}, in ARM or in every arm that has the figure (needs a truth file; repeatable)",
+    )
+
+
 def _metric_gate_option(stem: str, metric: str, op: str) -> Option:
     words = METRIC_WORDS[metric][0]
     if op in ("max_drop", "max_growth"):
@@ -652,6 +697,8 @@ OPTIONS: tuple[Option, ...] = (
         help="grade the answers against the ground truth of the TOML file FILE (default: the "
         "campaign's explore-suff-truth.toml, if it has one; 'none' to use none)",
     ),
+    *(_truth_gate_option(stem, metric, op) for stem, (metric, op) in TRUTH_GATES.items()),
+    *(_truth_gate_option(stem, metric, op) for stem, (metric, op) in TRUTH_BASELINE_GATES.items()),
     Option(
         "--explore-suff-md",
         "explore_suff_md",

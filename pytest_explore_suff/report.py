@@ -404,6 +404,29 @@ def truth_brief_of(rec: Mapping[str, Any]) -> dict[str, Any] | None:
     return {"u": units, "g": gold}
 
 
+def truth_clusters(recs: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Per transcript with judged units: (passes, judged units), the correct share's clusters;
+    and (sufficient calls in failed units, sufficient calls in judged units), false
+    sufficient's (the verdict is the judge's where one gave it)."""
+    correct: list[tuple[int, int]] = []
+    wrong: list[tuple[int, int]] = []
+    for b in map(truth_brief_of, recs):
+        if b is None or not b["u"]:
+            continue
+        passed = judged = failed_suff = suff = 0
+        for verdict, counts, *_ in b["u"]:
+            if verdict != "unjudged":
+                judged += 1
+                passed += verdict == "pass"
+                s = counts.get("sufficient", 0)
+                suff += s
+                if verdict == "fail":
+                    failed_suff += s
+        correct.append((passed, judged))
+        wrong.append((failed_suff, suff))
+    return correct, wrong
+
+
 def truth_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
     """An arm's ground-truth figures over its records' answer units (None: no truth file).
 

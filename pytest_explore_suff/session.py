@@ -51,10 +51,22 @@ def configure(config: pytest.Config) -> None:
                 # Not a file: a saved run's name, number, or 'last'
                 settings.baseline_path = history.resolve(settings.baseline_spec, settings.storage)
             settings.baseline = load_baseline(settings.baseline_path)
+            if settings.truth is not None:
+                settings.baseline_truth = _baseline_truth(settings.baseline_path)
         except (BaselineError, history.HistoryError) as exc:
             raise pytest.UsageError(f"--explore-suff-baseline: {exc}") from None
     if settings.max_drop is not None and not settings.baseline_path:
         raise pytest.UsageError("--max-sufficient-drop needs --explore-suff-baseline=REPORT")
+    truth_gates = [*settings.truth_gates, *settings.truth_baseline_gates]
+    if truth_gates and settings.truth is None:
+        raise pytest.UsageError(
+            f"{truth_gates[0].option} needs a truth file: --explore-suff-truth=FILE, or an "
+            "explore-suff-truth.toml at the campaign's root"
+        )
+    if settings.truth_baseline_gates and not settings.baseline_path:
+        raise pytest.UsageError(
+            f"{settings.truth_baseline_gates[0].option} needs --explore-suff-baseline=REPORT"
+        )
     if settings.metric_baseline_gates and not settings.baseline_path:
         raise pytest.UsageError(
             f"{settings.metric_baseline_gates[0].option} needs --explore-suff-baseline=REPORT"
@@ -92,6 +104,19 @@ def configure(config: pytest.Config) -> None:
     config.pluginmanager.register(reporter, "explore-suff-reporter")
     config.pluginmanager.register(xdist.Controller(config), XDIST_CONTROLLER)
     config.pluginmanager.register(xdist.WireIn(), xdist.WIRE)  # under xdist: the workers' reports
+
+
+def _baseline_truth(path: str) -> dict[str, Any]:
+    """The truth file a baseline report was graded against (``{}``: none), to say whether
+    it is this run's (read only when a truth file is in play)."""
+    import orjson
+
+    try:
+        with open(path, "rb") as fh:
+            truth = orjson.loads(fh.read()).get("truth")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return truth if isinstance(truth, dict) else {}
 
 
 def _load_truth(settings: Settings, root: str) -> None:
@@ -334,7 +359,10 @@ class Reporter:
         if truth is None:
             return {}
         info = {**truth.to_dict(), "path": shown(truth.path), "found": self.settings.truth_found}
-        return {"truth": info, "questions": [q.id for q in truth.questions]}
+        return {"truth": info, "questions": [q.id for q in truth.questions],
+                "baseline_truth": self.settings.baseline_truth,
+                "truth_gates": self.settings.truth_gates,
+                "truth_baseline_gates": self.settings.truth_baseline_gates}  # fmt: skip
 
     def _history(self, report: Report) -> None:
         """The run's number, name and commit when it is saved; the trend over the saved runs."""

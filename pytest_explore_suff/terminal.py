@@ -478,6 +478,13 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
         yield Line(f"against the baseline {clean(report.baseline['report'])}:")
         if (relation := relation_line(report.baseline)) is not None:
             yield relation
+        if (same := report.baseline.get("truth")) is not None and not same["same"]:
+            yield Line(
+                "the baseline was graded against another truth file (digest "
+                f"{clean(same['digest'])[:12]})" if same["digest"] else
+                "the baseline was graded without a truth file: its correct share is not comparable",
+                {"yellow": True},
+            )  # fmt: skip
         yield from _table(baseline_table(report.baseline["arms"], width))
     if report.trend:
         yield Line("")

@@ -310,3 +310,111 @@ def test_the_summary_says_the_campaigns_own_truth_file_is_used(
     assert doc["truth"]["digest"] == T.digest_of((truth_campaign / "explore-suff-truth.toml").read_bytes())
     out = " ".join(result.stdout.str().split())  # the line folds at the terminal's width
     assert re.search(r"truth file: \S*/explore-suff-truth.toml \(the campaign's own[^)]*\), 1 question", out)
+
+
+# -- gates ------------------------------------------------------------------------------------
+
+
+def test_the_truth_gates_decide_on_each_arm_that_has_the_figure(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    # headless-with: 1 pass of 2 (50%), 1 of 2 sufficient calls in a failed answer, gold recall
+    # median 25%; headless-without: 0 of 1 correct, no sufficient call, no gold recall.
+    result, doc = run_campaign(
+        truth_campaign,
+        "--min-correct=headless-with:0.5",
+        "--max-false-sufficient=0.4",
+        "--min-gold-recall=0.2",
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert doc is not None
+    got = {(g["metric"], g["arm"]): g["passed"] for g in doc["gates"]}
+    assert got == {
+        ("correct", "headless-with"): True,
+        ("false_sufficient", "headless-with"): False,
+        ("gold_recall", "headless-with"): True,
+    }
+    result.stdout.fnmatch_lines(
+        ["*--max-false-sufficient: arm 'headless-with' false sufficient share (sufficient calls in failed "
+         "answers) 0.500 (n=2) <= 0.4: FAILED*"]
+    )  # fmt: skip
+
+
+def test_min_correct_covers_the_arm_without_the_tool_too(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    result, doc = run_campaign(truth_campaign, "--min-correct=0.4")
+    assert doc is not None
+    assert {g["arm"]: g["passed"] for g in doc["gates"]} == {"headless-with": True, "headless-without": False}
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_on_the_bound_the_correct_share_is_compared_at_its_lower_bound(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    _result, doc = run_campaign(
+        truth_campaign, "--min-correct=headless-with:0.5", "--explore-suff-gate-on=bound"
+    )
+    assert doc is not None
+    (gate,) = doc["gates"]
+    assert gate["bound"] == doc["arms"]["headless-with"]["truth"]["correct_share"]["lo"]
+    assert gate["passed"] is False
+
+
+def test_a_truth_gate_on_an_arm_without_the_figure_is_not_a_pass(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    result, _doc = run_campaign(truth_campaign, "--min-gold-recall=headless-without:0.1")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["*--min-gold-recall: arm 'headless-without' has no answer unit with a judged explore call and gold "
+         "files: not applicable, not a pass*"]
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("gate", ["--min-correct=0.5", "--max-false-sufficient=0.1", "--min-gold-recall=0.5"])
+def test_a_truth_gate_without_a_truth_file_is_a_usage_error(
+    gate: str, pytester: pytest.Pytester, truth_campaign: Path
+) -> None:
+    result = pytester.runpytest(f"--explore-suff={truth_campaign}", "--explore-suff-truth=none", gate)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {gate.split('=')[0]} needs a truth file: *"])
+
+
+def test_max_correct_drop_against_a_baseline_graded_against_another_truth_file(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    result, _ = run_campaign(truth_campaign, json="base.json")
+    assert result.ret == 0
+    # Now the second transcript's answer fails a must_not too: still 1 pass of 2, no drop.
+    (truth_campaign / "explore-suff-truth.toml").write_text(
+        GOOD + "must_not = ['no idea']\n", encoding="utf-8"
+    )
+    result, doc = run_campaign(truth_campaign, "--explore-suff-baseline=base.json", "--max-correct-drop=0.1")
+    assert doc is not None
+    assert doc["baseline"]["truth"]["same"] is False
+    result.stdout.fnmatch_lines(["*the baseline was graded against another truth file (digest *)*"])
+    drops = {g["arm"]: (g["value"], g["passed"]) for g in doc["gates"]}
+    assert drops == {"headless-with": (0.0, True), "headless-without": (0.0, True)}
+    # The same truth file: said so by its absence.
+    result, doc = run_campaign(truth_campaign, json="base2.json")
+    result, doc = run_campaign(truth_campaign, "--explore-suff-baseline=base2.json", "--max-correct-drop=0.1")
+    assert doc is not None and doc["baseline"]["truth"]["same"] is True
+    assert "another truth file" not in result.stdout.str()
+
+
+def test_max_correct_drop_fails_when_the_correct_share_fell(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    run_campaign(truth_campaign, json="base.json")
+    answered_run(["lib/x.js"], "no idea").write(
+        truth_campaign / "express" / "run1" / "run-headless-with.jsonl"
+    )
+    result, doc = run_campaign(truth_campaign, "--explore-suff-baseline=base.json", "--max-correct-drop=0.1")
+    assert doc is not None
+    gate = next(g for g in doc["gates"] if g["arm"] == "headless-with")
+    assert (gate["value"], gate["passed"]) == (0.5, False)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        ["*--max-correct-drop: arm 'headless-with' correct share fell by 0.500 from the baseline*"]
+    )
