@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from builders import Run, ab_campaign, allocation_run, no_explore_run, sufficient_run
-from helpers import DEFAULT_JSON, EXAMPLES, RunCampaign, report
+from helpers import DEFAULT_JSON, EXAMPLES, GOOD, RunCampaign, answered_run, report
 
 import pytest_explore_suff
 from pytest_explore_suff import Verdict, judge
@@ -84,6 +84,25 @@ def run_campaign(pytester: pytest.Pytester) -> RunCampaign:
         return result, report(pytester, json) if out.exists() else None
 
     return _run
+
+
+@pytest.fixture
+def truth_campaign(pytester: pytest.Pytester) -> Path:
+    """An A/B campaign of repo express with the truth file GOOD: one with-run passes, one fails;
+    the without-run (no explore, no answer) fails."""
+    root = pytester.path / "ab"
+    ab_campaign(
+        root,
+        with_runs=[
+            answered_run(
+                ["lib/response.js", "lib/other.js"], "res.send sets Content-Type (`lib/response.js`)"
+            ),
+            answered_run(["lib/x.js"], "no idea"),
+        ],
+        without_runs=[no_explore_run()],
+    )
+    (root / "explore-suff-truth.toml").write_text(GOOD, encoding="utf-8")
+    return root
 
 
 @pytest.fixture(autouse=True)

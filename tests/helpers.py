@@ -159,3 +159,27 @@ def metrics_campaign(root: Path) -> Path:
             without_run(k, n).write(root / g / f"run{k}" / "run-headless-without.jsonl")
     with_run(3, 100, usage=False).write(root / "koa" / "run3" / "run-headless-with.jsonl")
     return root
+
+
+# -- ground truth ----------------------------------------------------------------------------
+
+GOOD = """version = 1
+[[question]]
+id = "express-send"
+group = "express"
+answer = ["lib/response.js", "lib/utils.js"]
+symbols = ["res.send", "setHeader"]
+must = ['Content-Type']
+min_symbols = 0.5
+"""
+
+
+def answered_run(returned: list[str], answer: str, prompt: str | None = None) -> Run:
+    """explore (returning ``returned``), an Edit, then ``answer``; ``prompt``: the first user prompt."""
+    run = Run()
+    if prompt is not None:
+        run.events.append({"type": "user", "message": {"role": "user", "content": prompt}, "session_id": "s"})
+    run.step(run.explore("q"), response(returned))
+    run.step(run.use("Edit", file_path=returned[0] if returned else "x.js"))
+    run.finish(answer)
+    return run

@@ -8,48 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from builders import Run, ab_campaign, no_explore_run, response
-from helpers import RunCampaign
+from builders import ab_campaign, no_explore_run
+from helpers import GOOD, RunCampaign, answered_run
 
 from pytest_explore_suff import truth as T
-
-GOOD = """version = 1
-[[question]]
-id = "express-send"
-group = "express"
-answer = ["lib/response.js", "lib/utils.js"]
-symbols = ["res.send", "setHeader"]
-must = ['Content-Type']
-min_symbols = 0.5
-"""
-
-
-def answered_run(returned: list[str], answer: str, prompt: str | None = None) -> Run:
-    run = Run()
-    if prompt is not None:
-        run.events.append({"type": "user", "message": {"role": "user", "content": prompt}, "session_id": "s"})
-    run.step(run.explore("q"), response(returned))
-    run.step(run.use("Edit", file_path=returned[0] if returned else "x.js"))
-    run.finish(answer)
-    return run
-
-
-@pytest.fixture
-def truth_campaign(pytester: pytest.Pytester) -> Path:
-    root = pytester.path / "ab"
-    ab_campaign(
-        root,
-        with_runs=[
-            answered_run(
-                ["lib/response.js", "lib/other.js"], "res.send sets Content-Type (`lib/response.js`)"
-            ),
-            answered_run(["lib/x.js"], "no idea"),
-        ],
-        without_runs=[no_explore_run()],
-    )
-    (root / "explore-suff-truth.toml").write_text(GOOD, encoding="utf-8")
-    return root
-
 
 # -- the truth file: every bad case is a usage error of one line ------------------------------
 
