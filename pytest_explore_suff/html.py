@@ -272,6 +272,73 @@ def spread(value: Any, fmt: Any = tokens) -> str:
     return f"{fmt(v.get('median'))} [{fmt(v.get('min'))}–{fmt(v.get('max'))}]"
 
 
+#: The verdicts' colours in the ground truth's cross-tab.
+VERDICT_COLOURS = {"pass": "#2e7d32", "partial": "#f9a825", "fail": "#c62828", "unjudged": "#9e9e9e"}
+TRUTH_PLOT = (150, 560)  # x of the bars' start and end
+
+
+def _share_text(s: Any, k: str, n: str) -> str:
+    if not isinstance(s, Mapping):
+        return "–"
+    return f"{_int(s.get(k))}/{_int(s.get(n))} {pct(s.get('share'))} {interval(s.get('lo'), s.get('hi'))}"
+
+
+def _truth_panel(document: Mapping[str, Any], arms: Mapping[str, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The ground truth per arm: calls per bucket by their answer's verdict (a stacked bar
+    per bucket, scaled to the arm's largest bucket), and the arm's figures. None without a
+    truth file."""
+    info = document.get("truth")
+    if not isinstance(info, Mapping):
+        return None
+    x0, x1 = TRUTH_PLOT
+    out = []
+    for name, agg in arms.items():
+        t = agg.get("truth")
+        if not isinstance(t, Mapping):
+            continue
+        crosstab = _mapping(t.get("crosstab"))
+        totals = {b.key: sum(_int(v) for v in _mapping(crosstab.get(b.key)).values()) for b in BUCKETS}
+        widest = max(totals.values(), default=0) or 1
+        rows = []
+        for b in BUCKETS:
+            cells = _mapping(crosstab.get(b.key))
+            x = float(x0)
+            segments = []
+            for verdict, colour in VERDICT_COLOURS.items():
+                n = _int(cells.get(verdict))
+                if n:
+                    w = round(n / widest * (x1 - x0), 2)
+                    segments.append({"key": verdict, "n": n, "x": round(x, 2), "w": w, "colour": colour})
+                    x += w
+            parts = [f"{_int(cells.get(v))} {v}" for v in VERDICT_COLOURS if _int(cells.get(v))]
+            rows.append({"key": b.key, "label": b.label, "total": totals[b.key], "segments": segments,
+                         "text": ", ".join(parts) if parts else "no call"})  # fmt: skip
+        verdicts = _mapping(t.get("verdicts"))
+        gold = _mapping(t.get("gold_share"))
+        recall = _mapping(t.get("gold_recall"))
+        first = _mapping(t.get("gold_first"))
+        figures = [
+            ("pass / partial / fail / unjudged",
+             " / ".join(str(_int(verdicts.get(v))) for v in VERDICT_COLOURS)),
+            ("correct [95%]", _share_text(t.get("correct_share"), "pass", "judged")),
+            ("sufficient, then wrong [95%]", _share_text(t.get("false_sufficient"), "fail", "sufficient")),
+            ("gold share, pooled (median call)", f"{pct(gold.get('pooled'))} ({pct(gold.get('median'))})"),
+            ("gold recall, median (all found)", f"{pct(recall.get('median'))} ({pct(recall.get('full'))})"),
+            ("gold file first", pct(first.get("share"))),
+        ]  # fmt: skip
+        out.append({"name": _shown(name), "units": _int(t.get("questions")),
+                    "no_question": _int(t.get("no_question")), "rows": rows, "figures": figures})  # fmt: skip
+    return {
+        "path": _shown(info.get("path")),
+        "digest": _shown(info.get("digest"))[:12],
+        "questions": _int(info.get("questions")),
+        "verdicts": [{"key": k, "colour": c} for k, c in VERDICT_COLOURS.items()],
+        "arms": out,
+        "width": x1 + 260,
+        "x1": x1,
+    }
+
+
 def _allocation_panel(arms: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Pooled allocation efficiency per arm, with its clustered interval and the path-only floor."""
     x0, x1 = ALLOC_PLOT
@@ -1014,7 +1081,11 @@ T_FIELDS = (
     "occupancy",
     "agent",
 )
+#: With a truth file only, after `T_FIELDS`: [[question, turn, verdict, judge's verdict], ...].
+T_TRUTH = "truth"
 C_FIELDS = ("thread", "query", "files", "bucket", "next", "named", "truncated", "allocation")
+#: With a truth file only, after `C_FIELDS` on a call of a covered answer: [gold share, incidental share].
+C_TRUTH = "gold"
 _VIA = {"path": 1, "symbol": 2}
 
 
@@ -1107,6 +1178,19 @@ def _occupancy_data(t: Mapping[str, Any]) -> Any:
     ]
 
 
+def _truth_units(units: Any) -> list[list[Any]]:
+    out = []
+    for u in _seq(units):
+        if isinstance(u, Mapping):
+            judge = u.get("judge")
+            out.append([
+                _shown(u.get("question")), u.get("turn") if isinstance(u.get("turn"), int) else None,
+                _shown(u.get("verdict")),
+                _shown(judge.get("verdict")) if isinstance(judge, Mapping) else None,
+            ])  # fmt: skip
+    return out
+
+
 def drilldown_data(document: Mapping[str, Any]) -> dict[str, Any]:
     index = {k: i for i, k in enumerate(KEYS)}
     ts = []
@@ -1119,18 +1203,19 @@ def drilldown_data(document: Mapping[str, Any]) -> dict[str, Any]:
             if not isinstance(c, Mapping):
                 continue
             thread = c.get("thread")
-            calls.append(
-                [
-                    "main" if thread in (None, "main") else _shown(thread),
-                    _shown(c.get("query")),
-                    _int(c.get("files")),
-                    index.get(str(c.get("bucket")), -1),
-                    _shown(c.get("next")),
-                    1 if c.get("named") else 0,
-                    1 if c.get("truncated") else 0,
-                    by_id.get(str(c.get("id"))),
-                ]
-            )
+            row = [
+                "main" if thread in (None, "main") else _shown(thread),
+                _shown(c.get("query")),
+                _int(c.get("files")),
+                index.get(str(c.get("bucket")), -1),
+                _shown(c.get("next")),
+                1 if c.get("named") else 0,
+                1 if c.get("truncated") else 0,
+                by_id.get(str(c.get("id"))),
+            ]
+            if "gold_share" in c:  # a call of an answer a truth file's question covers
+                row.append([_num(c.get("gold_share")), _num(c.get("incidental_share"))])
+            calls.append(row)
         flags = [str(k) for k, v in sorted((t.get("flags") or {}).items()) if v]
         files = [_shown(f) for f in t.get("files") or ()]
         ts.append(
@@ -1154,6 +1239,8 @@ def drilldown_data(document: Mapping[str, Any]) -> dict[str, Any]:
                 alloc,
                 _occupancy_data(t),
                 _shown(t.get("agent")),
+                # only with a truth file: [question, turn, verdict, judge's verdict or null] per unit
+                *([_truth_units(t.get("truth"))] if "truth" in t else []),
             ]
         )
     ignored = [
@@ -1262,6 +1349,7 @@ def context(document: Mapping[str, Any]) -> dict[str, Any]:
         "worst": _worst(heatmap),
         "comparison": _comparison(document.get("comparison")),
         "allocation": _allocation_panel(arms),
+        "truth": _truth_panel(document, arms),
         "occupancy": _occupancy_bars(arms, transcripts),
         "residual": _residual_chart(document.get("metrics_comparison")),
         "alloc_colour": ALLOC_COLOUR,

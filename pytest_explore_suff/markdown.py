@@ -117,6 +117,8 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
             # "\\$": two dollars in one line are math on GitHub
             row = " | ".join(_text(c).replace("$", "\\$") for c in r.cells)
             yield f"| {_text(r.label.strip())} | {row} |"
+    if arms:
+        yield from _truth_lines(doc, list(arms))
     gates = doc.get("gates") or []
     if gates:
         yield ""
@@ -157,6 +159,41 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
                 best = f"{_pct(vs['best_share'])} ({_text(labels[vs['best']])})"
                 yield (f"| {_text(arm)} | {metric} | {_pct(vs['latest'])} | {best} | "
                        f"{_signed(vs['diff'])}{ci}{mark} |")  # fmt: skip
+
+
+def _truth_lines(doc: dict[str, Any], names: list[str]) -> Iterator[str]:
+    """The ground truth per arm, when the report was graded against a truth file."""
+    info = doc.get("truth")
+    if not isinstance(info, dict):
+        return
+    arms = doc.get("arms") or {}
+    truth = [arms[a].get("truth") or {} for a in names]
+    yield ""
+    name = _text(os.path.basename(str(info.get("path", ""))))
+    digest = _text(str(info.get("digest", ""))[:12])
+    n = info.get("questions")
+    yield f"**Ground truth** `{name}` ({n} question{'' if n == 1 else 's'}, digest `{digest}`)"
+    yield ""
+    yield "| | " + " | ".join(_text(a) for a in names) + " |"
+    yield "|---|" + "---:|" * len(names)
+
+    def share(s: Any, k: str, n: str) -> str:
+        return "–" if not s else f"{s[k]}/{s[n]} {_pct(s['share'])}{_interval(s)}"
+
+    def row(label: str, cells: Iterator[str]) -> str:
+        return f"| {label} | " + " | ".join(cells) + " |"
+
+    yield row(
+        "answer units (no question)", (f"{t.get('questions', 0)} ({t.get('no_question', 0)})" for t in truth)
+    )
+    yield row("pass / partial / fail", (
+        "{pass} / {partial} / {fail}".format(**t["verdicts"]) if t else "–" for t in truth))  # fmt: skip
+    yield row("correct", (share(t.get("correct_share"), "pass", "judged") for t in truth))
+    yield row(
+        "sufficient, then wrong", (share(t.get("false_sufficient"), "fail", "sufficient") for t in truth)
+    )
+    yield row("gold share (pooled)", (_pct((t.get("gold_share") or {}).get("pooled")) for t in truth))
+    yield row("gold recall (median)", (_pct((t.get("gold_recall") or {}).get("median")) for t in truth))
 
 
 def append_markdown(path: str, doc: dict[str, Any]) -> None:

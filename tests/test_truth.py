@@ -3,6 +3,7 @@ figures and verdicts in the records and the arms, and what a run without one kee
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -380,3 +381,69 @@ def test_max_correct_drop_fails_when_the_correct_share_fell(
     result.stdout.fnmatch_lines(
         ["*--max-correct-drop: arm 'headless-with' correct share fell by 0.500 from the baseline*"]
     )
+
+
+# -- reports --------------------------------------------------------------------------------------
+
+
+def page_data(page: str) -> dict[str, Any]:
+    found = re.search(r'<script type="application/json" id="explore-suff-data">(.*?)</script>', page, re.S)
+    assert found is not None
+    return json.loads(found.group(1))  # type: ignore[no-any-return]
+
+
+def test_the_page_shows_the_crosstab_and_each_calls_gold_share(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    from pytest_explore_suff.html import C_FIELDS, T_FIELDS
+
+    _, doc = run_campaign(truth_campaign, "--explore-suff-html=r.html")
+    assert doc is not None
+    page = (pytester.path / "r.html").read_text(encoding="utf-8")
+    assert '<section id="truth">' in page
+    cells = re.findall(r'<g class="crosstab-row" data-bucket="(\w+)".*?</g>', page, re.S)
+    assert len(cells) == 2 * 5  # a row per bucket, per arm
+    section = page[page.index('<section id="truth">') :]
+    with_arm = section[section.index('class="panel wide truth-arm" data-arm="headless-with"') :]
+    sufficient = re.search(r'class="crosstab-row" data-bucket="sufficient".*?</g>', with_arm, re.S)
+    assert sufficient is not None
+    drawn = dict(re.findall(r'data-verdict="(\w+)" data-calls="(\d+)"', sufficient.group()))
+    assert drawn == {"pass": "1", "fail": "1"}
+    assert doc["arms"]["headless-with"]["truth"]["crosstab"]["sufficient"] == {
+        "pass": 1, "partial": 0, "fail": 1, "unjudged": 0
+    }  # fmt: skip
+    data = page_data(page)
+    shares = {
+        t[0]: [c[len(C_FIELDS)] for c in t[T_FIELDS.index("calls")]]
+        for t in data["transcripts"] if t[1] == "headless-with"
+    }  # fmt: skip
+    want = {
+        t["path"]: [[c["gold_share"], c["incidental_share"]] for c in t["calls"]]
+        for t in doc["transcripts"] if t["arm"] == "headless-with"
+    }  # fmt: skip
+    assert shares == want
+    assert {len(t) for t in data["transcripts"]} == {len(T_FIELDS) + 1}
+
+
+def test_the_page_without_a_truth_file_has_no_truth_section(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    from pytest_explore_suff.html import T_FIELDS
+
+    run_campaign(truth_campaign, "--explore-suff-html=r.html", "--explore-suff-truth=none")
+    page = (pytester.path / "r.html").read_text(encoding="utf-8")
+    assert 'id="truth"' not in page
+    data = page_data(page)
+    assert {len(t) for t in data["transcripts"]} == {len(T_FIELDS)}
+
+
+def test_the_markdown_summary_has_the_ground_truth_only_with_a_truth_file(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    run_campaign(truth_campaign, "--explore-suff-md=s.md")
+    text = (pytester.path / "s.md").read_text(encoding="utf-8")
+    assert "**Ground truth** `explore-suff-truth.toml` (1 question," in text
+    assert "| correct | 1/2 50% [5%–95%] | 0/1 0% [0%–79%] |" in text
+    assert "| sufficient, then wrong | 1/2 50% [5%–95%] | – |" in text
+    run_campaign(truth_campaign, "--explore-suff-md=t.md", "--explore-suff-truth=none")
+    assert "Ground truth" not in (pytester.path / "t.md").read_text(encoding="utf-8")

@@ -8,12 +8,14 @@
   // transcript: [path, arm, group, run, kind, status, reason, flags, answered, errored,
   //              concurrent, warnings, files, lines, corrupt_lines, calls, allocation, occupancy,
   //              agent]
-  // call: [thread, query, files, bucket index, next, named, truncated, allocation]
+  //              agent[, truth units: [question, turn, verdict, judge's verdict] (a truth file only)]
+  // call: [thread, query, files, bucket index, next, named, truncated, allocation
+  //        [, [gold share, incidental share] (a call of an answer a truth file's question covers)]]
   // (the layouts of allocation and occupancy are described in html.py: a string is the reason
   // the transcript has no such figure)
   var PATH = 0, ARM = 1, GROUP = 2, RUN = 3, KIND = 4, STATUS = 5, REASON = 6, FLAGS = 7,
       ANSWERED = 8, ERRORED = 9, CONCURRENT = 10, WARNINGS = 11, FILES = 12, CORRUPT = 14, CALLS = 15,
-      ALLOC = 16, OCC = 17, AGENT = 18, COLS = 8;
+      ALLOC = 16, OCC = 17, AGENT = 18, TRUTH = 19, COLS = 8;
   var FAMILIES = DATA.families;
   var SUFFICIENT = -1;
   BUCKETS.forEach(function (b, i) { if (b.key === "sufficient") { SUFFICIENT = i; } });
@@ -136,6 +138,9 @@
     } else {
       al.appendChild(el("span", "sub", "no returned-file section"));
     }
+    if (c.length > 8 && c[8][0] !== null) {
+      al.appendChild(el("span", "sub gold", "gold " + pct(c[8][0]) + ", incidental " + pct(c[8][1])));
+    }
     tr.appendChild(al);
     var fl = el("td");
     if (c[5]) { fl.appendChild(el("span", "flag", "named")); }
@@ -229,11 +234,25 @@
     return box;
   }
 
+  function truthBlock(units) {
+    var box = el("div", "truth-box");
+    box.appendChild(el("b", null, "ground truth: "));
+    if (!units.length) { box.appendChild(el("span", "sub", "no question covers it")); }
+    units.forEach(function (u) {
+      var s = el("span", "truth-unit v-" + (u[3] || u[2]), u[0] + (u[1] === null ? "" : " (turn " + u[1] + ")") +
+        ": " + u[2] + (u[3] ? ", judge: " + u[3] : ""));
+      box.appendChild(s);
+      box.appendChild(document.createTextNode(" "));
+    });
+    return box;
+  }
+
   function metricsRow(t) {
     var tr = el("tr", "metrics"), td = el("td");
     td.colSpan = COLS;
     td.appendChild(allocationBlock(t[ALLOC]));
     td.appendChild(occupancyBlock(t[OCC]));
+    if (t.length > TRUTH) { td.appendChild(truthBlock(t[TRUTH])); }
     tr.appendChild(td);
     return tr;
   }
