@@ -21,7 +21,7 @@ from . import history
 from .compare import BaselineError, load_baseline
 from .document import Coverage, Options, Report, build
 from .history import HistoryError
-from .merge import MergeError, merge_parts
+from .merge import MergeError, merge_parts, merged_truth
 from .options import OPTIONS, Option
 from .report import write_chunks_atomic
 from .store import RecordStore
@@ -178,8 +178,10 @@ def _options(doc: dict[str, Any], settings: Any) -> Options:
 
 def _judge(settings: Any, campaign: str, options: Options, coverage: Coverage,
            records: Sequence[dict[str, Any]], ignored: list[dict[str, str]],
-           baseline: tuple[str, list[dict[str, Any]]] | None, store: RecordStore) -> Report:  # fmt: skip
-    """`document.build` over records, as the plugin does: through a record store."""
+           baseline: tuple[str, list[dict[str, Any]]] | None, store: RecordStore,
+           truth: Any = None, baseline_truth: Any = None) -> Report:  # fmt: skip
+    """`document.build` over records, as the plugin does: through a record store. ``truth``:
+    the report's truth file entry (the records were graded against it), and the baseline's."""
     if settings.compare and records:
         from .session import compare_error
 
@@ -188,13 +190,23 @@ def _judge(settings: Any, campaign: str, options: Options, coverage: Coverage,
             raise UsageError(compare_error(missing, arms))
     for rec in records:
         store.add(rec)
+    graded = isinstance(truth, dict)
     return build(
         campaign=campaign, options=options, coverage=coverage, records=store.records(), ignored=ignored,
         gates=settings.gates, min_calls=settings.min_calls, compare=settings.compare, baseline=baseline,
         max_drop=settings.max_drop, metric_gates=settings.metric_gates,
         metric_baseline_gates=settings.metric_baseline_gates, run_gates=settings.run_gates,
         control=settings.control,
+        truth=truth if graded else None,
+        baseline_truth=(baseline_truth if isinstance(baseline_truth, dict) else {}) if graded else None,
     )  # fmt: skip
+
+
+def _baseline_truth(settings: Any) -> Any:
+    """The baseline report's truth file entry (None: no baseline or none there)."""
+    if not settings.baseline_spec:
+        return None
+    return history.read(history.resolve(settings.baseline_spec, settings.storage)).get("truth")
 
 
 def _baseline(settings: Any) -> tuple[str, list[dict[str, Any]]] | None:
@@ -276,12 +288,13 @@ def cmd_list(ns: argparse.Namespace) -> int:
 
 def cmd_compare(ns: argparse.Namespace) -> int:
     settings = _settings(ns)
-    base_path, _ = _report(ns.baseline, settings.storage)
+    base_path, base_doc = _report(ns.baseline, settings.storage)
     old = load_baseline(base_path)
     _, doc = _report(ns.report, settings.storage)
     with RecordStore() as store:
         report = _judge(settings, doc.get("campaign", ""), _options(doc, settings), _coverage(doc),
-                        doc["transcripts"], doc.get("ignored") or [], (base_path, old), store)  # fmt: skip
+                        doc["transcripts"], doc.get("ignored") or [], (base_path, old), store,
+                        doc.get("truth"), base_doc.get("truth"))  # fmt: skip
         report.run = doc.get("run")
         return _finish(report, settings, ns.output)
 
@@ -290,12 +303,14 @@ def cmd_merge(ns: argparse.Namespace) -> int:
     settings = _settings(ns)
     parts = [(p, history.read(p)) for p in ns.parts]
     campaign, options, coverage, records, ignored, section = merge_parts(parts)
+    truth = merged_truth(parts)
     if settings.gate_on != "point":
         options = Options(**{**options.to_dict(), "gate_on": settings.gate_on})
     if settings.correction != "holm":
         options = Options(**{**options.to_dict(), "correction": settings.correction})
     with RecordStore() as store:
-        report = _judge(settings, campaign, options, coverage, records, ignored, _baseline(settings), store)
+        report = _judge(settings, campaign, options, coverage, records, ignored, _baseline(settings), store,
+                        truth, _baseline_truth(settings))  # fmt: skip
         report.merge = section
         if section:
             print(f"explore-suff merge: {len(section['overlap'])} transcript(s) judged by more than one "

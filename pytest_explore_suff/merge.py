@@ -33,6 +33,16 @@ def _same(parts: Sequence[tuple[str, dict[str, Any]]], key: str, what: str) -> A
     return first.get(key)
 
 
+def merged_truth(parts: Sequence[tuple[str, dict[str, Any]]]) -> Any:
+    """The truth file the parts were graded against (their ``truth`` entry; None: none):
+    parts graded against different truth files (or one without) are no parts of one run."""
+    return (
+        _same(parts, "truth", "truth files (the answers were graded against different ones)")
+        if parts
+        else None
+    )
+
+
 def merge_parts(
     parts: Sequence[tuple[str, dict[str, Any]]],
 ) -> tuple[str, Options, Coverage, list[dict[str, Any]], list[dict[str, str]], dict[str, Any] | None]:

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 from .buckets import KEYS
 from .occupancy import FAMILIES
+from .report import VERDICTS
 
 
 class Field(NamedTuple):
@@ -46,6 +47,51 @@ def _median_range(path: str, what: str, kind: str = "number") -> list[Field]:
         Field(f"{path}.min", f"{kind}|null", "the smallest"),
         Field(f"{path}.max", f"{kind}|null", "the largest"),
     ]
+
+
+def _truth_share(path: str, what: str, k: str, k_doc: str, n: str, n_doc: str) -> list[Field]:
+    return [
+        Field(path, "object|null", f"{what}, with its 95% interval clustered by transcript; null when "
+              f"there is no {n_doc}"),
+        Field(f"{path}.{k}", "integer", k_doc),
+        Field(f"{path}.{n}", "integer", n_doc),
+        Field(f"{path}.share", "number", f"{k} / {n}"),
+        Field(f"{path}.lo", "number", "lower bound of the 95% interval"),
+        Field(f"{path}.hi", "number", "upper bound"),
+        Field(f"{path}.se", "number", "its cluster-robust standard error"),
+        Field(f"{path}.method", "string", "`cluster-wilson` or `wilson`"),
+    ]  # fmt: skip
+
+
+def _truth_aggregate(p: str) -> list[Field]:
+    """An arm's (or the pooled) ground-truth figures, only when a truth file is in play."""
+    t = f"{p}.truth"
+    return [
+        Field(t, "object", "the ground truth (only with a truth file: [ground truth](../ground-truth.md))"),
+        Field(f"{t}.questions", "integer", "answer units covered by a question"),
+        Field(f"{t}.no_question", "integer", "transcripts no question covers"),
+        Field(f"{t}.verdicts", "object", "answer units per verdict (the judge's where one gave it)"),
+        *(Field(f"{t}.verdicts.{v}", "integer", f"units graded `{v}`") for v in VERDICTS),
+        *_truth_share(f"{t}.correct_share", "pass / (pass + partial + fail)", "pass", "units that passed",
+                      "judged", "unit graded pass, partial or fail"),
+        *_truth_share(f"{t}.false_sufficient", "of the `sufficient` calls in units graded pass, partial or "
+                      "fail, the share in failed ones", "fail", "sufficient calls in failed units",
+                      "sufficient", "sufficient call in a graded unit"),
+        Field(f"{t}.crosstab", "object", "per bucket, the calls in units of each verdict"),
+        Field(f"{t}.crosstab.<bucket>", "object", "one bucket's calls by verdict"),
+        *(Field(f"{t}.crosstab.<bucket>.{v}", "integer", f"calls in `{v}` units") for v in VERDICTS),
+        Field(f"{t}.gold_share", "object", "the share of returned characters on gold files"),
+        Field(f"{t}.gold_share.calls", "integer", "covered units' calls with a returned-file section"),
+        Field(f"{t}.gold_share.pooled", "number|null", "gold characters over all their characters"),
+        Field(f"{t}.gold_share.median", "number|null", "the median call's gold share"),
+        Field(f"{t}.gold_recall", "object", "gold recall over the units with a judged explore call"),
+        Field(f"{t}.gold_recall.units", "integer", "units with a gold recall"),
+        Field(f"{t}.gold_recall.median", "number|null", "the median unit's"),
+        Field(f"{t}.gold_recall.full", "number|null", "the share of units with every gold pattern returned"),
+        Field(f"{t}.gold_first", "object", "whether the first judged explore returned a gold file"),
+        Field(f"{t}.gold_first.units", "integer", "units with a judged explore call"),
+        Field(f"{t}.gold_first.share", "number|null", "the share where it did"),
+    ]  # fmt: skip
 
 
 def _aggregate(p: str) -> list[Field]:
@@ -112,6 +158,7 @@ def _aggregate(p: str) -> list[Field]:
         Field(f"{occ}.ctx_base", "number|null", "median tokens of the first request's prompt"),
         Field(f"{occ}.estimated", "integer", "of those, transcripts whose occupancy is estimated (M10): "
               "the arm tables mark the figures with `~`"),
+        *_truth_aggregate(p),
         *_table(p),
     ]
 
@@ -208,6 +255,13 @@ FIELDS: tuple[Field, ...] = (
     Field("fingerprint.campaign", "string|null", "one digest of every transcript's path and digest"),
     Field("fingerprint.transcripts", "integer", "transcripts in the report"),
     Field("fingerprint.without_digest", "integer", "transcripts with no digest (not read to their end)"),
+    Field("truth", "object", "the truth file the answers were graded against (only with one: "
+          "`--explore-suff-truth`, or the campaign's `explore-suff-truth.toml`)"),
+    Field("truth.path", "string", "the file, as given (or the campaign's own)"),
+    Field("truth.digest", "string", "a digest of its bytes: a saved run graded against another says so"),
+    Field("truth.algorithm", "string", "the digest's algorithm"),
+    Field("truth.questions", "integer", "its questions"),
+    Field("truth.found", "boolean", "it is the campaign's own, not named by the option"),
     Field("options", "object", "the options that shaped the verdicts and the gates"),
     Field("options.tool", "string", "`--explore-suff-tool`"),
     Field("options.family", "string", "`--explore-suff-family`"),
@@ -293,6 +347,9 @@ FIELDS: tuple[Field, ...] = (
     Field("baseline.campaign.changed", "integer", "transcripts in both whose bytes differ"),
     Field("baseline.campaign.only_baseline", "integer", "transcripts only the baseline has"),
     Field("baseline.campaign.only_now", "integer", "transcripts only this run has"),
+    Field("baseline.truth", "object", "with a truth file: whether the baseline was graded by the same one"),
+    Field("baseline.truth.digest", "string|null", "the baseline's truth file's digest (null: it had none)"),
+    Field("baseline.truth.same", "boolean", "the same digest as this run's"),
     Field("baseline.arms", "object", "per arm of either report"),
     Field("baseline.arms.<arm>", "object", "one arm, old against new"),
     Field("baseline.arms.<arm>.n_old", "integer", "answered calls in the baseline"),
@@ -331,6 +388,15 @@ FIELDS: tuple[Field, ...] = (
     Field("baseline.arms.<arm>.residual.se", "number|null", "the growth's standard error, by a bootstrap "
           "over transcripts seeded from the figures (null: too few transcripts, or no growth)"),
     Field("baseline.arms.<arm>.residual.paired", "string|null", "`transcript` (resampled together) or null"),
+    Field("baseline.arms.<arm>.correct", "object", "the correct share, old and new (only when either "
+          "report was graded against a truth file)"),
+    Field("baseline.arms.<arm>.correct.old", "number|null", "in the baseline"),
+    Field("baseline.arms.<arm>.correct.new", "number|null", "now"),
+    Field("baseline.arms.<arm>.correct.diff", "number|null", "new - old"),
+    Field("baseline.arms.<arm>.correct.lo", "number|null", "lower bound of the change's 95% interval"),
+    Field("baseline.arms.<arm>.correct.hi", "number|null", "upper bound"),
+    Field("baseline.arms.<arm>.correct.se", "number|null", "the change's standard error (what the "
+          "family correction of `--max-correct-drop` on the bound reads)"),
     Field("trend", "object|null", "the saved runs before this one and this run, per arm and metric "
           "(`--explore-suff-trend`); null without it (see [trends](../history.md))"),
     Field("gates", "array", "one entry per gate and arm"),
@@ -416,6 +482,9 @@ FIELDS: tuple[Field, ...] = (
     Field(f"{_T}.calls[].next", "string", "the label of the action that decided the bucket"),
     Field(f"{_T}.calls[].named", "boolean", "a `read_missed` file that the response mentioned"),
     Field(f"{_T}.calls[].truncated", "boolean", "the response was a `<persisted-output>` stub"),
+    Field(f"{_T}.calls[].gold_share", "number|null", "with a truth file, on a call of a covered unit: the "
+          "share of its sections' characters on the question's gold files (null: no section)"),
+    Field(f"{_T}.calls[].incidental_share", "number|null", "the same for its `incidental` files"),
     Field(_A, "object|null", "allocation efficiency; null with `allocation_reason`"),
     Field(f"{_A}.envelope", "integer", "characters of returned-file sections (a file returned twice "
           "counts twice)"),
@@ -519,6 +588,23 @@ FIELDS: tuple[Field, ...] = (
     Field(f"{_T}.cost.input_tokens", "integer|null", "input tokens of every request (cache reads included)"),
     Field(f"{_T}.cost.cache_read_tokens", "integer|null", "of them, cache reads"),
     Field(f"{_T}.cost.cache_read_share", "number|null", "cache_read_tokens / input_tokens"),
+    Field(f"{_T}.truth", "array", "with a truth file: one entry per answer unit a question covers (empty: "
+          "none does)"),
+    Field(f"{_T}.truth[].question", "string", "the question's id"),
+    Field(f"{_T}.truth[].turn", "integer|null", "the turn it grades (null: the whole transcript)"),
+    Field(f"{_T}.truth[].verdict", "string", "`pass`, `partial`, `fail` or `unjudged`, by the rules"),
+    Field(f"{_T}.truth[].symbols_hit", "number|null", "symbols found / given (null: none given)"),
+    Field(f"{_T}.truth[].gold_recall", "number|null", "the share of gold patterns a judged explore "
+          "returned (null: no judged explore, or no gold pattern)"),
+    Field(f"{_T}.truth[].gold_first", "boolean|null", "the first judged explore returned a gold file"),
+    Field(f"{_T}.truth[].gold_cited", "number|null", "the share of gold patterns the answer cites"),
+    Field(f"{_T}.truth[].judge", "object|null", "the judge's verdict (`pytest_explore_suff_judge`); "
+          "null: no judge, or no opinion"),
+    Field(f"{_T}.truth[].judge.verdict", "string", "`pass`, `partial` or `fail`"),
+    Field(f"{_T}.truth[].judge.score", "number|null", "0-100"),
+    Field(f"{_T}.truth[].judge.note", "string|null", "the judge's note"),
+    Field(f"{_T}.truth[].calls", "array", "the ids of the unit's judged explore calls, in call order"),
+    Field(f"{_T}.truth[].calls[]", "string", "a call's id"),
     Field("ignored", "array", "every file of the campaign that is not a transcript's, or was not followed"),
     Field("ignored[].path", "string", "the file (or a folder of such files), relative to the campaign"),
     Field("ignored[].reason", "string", "why"),

@@ -42,9 +42,9 @@ def configure(config: pytest.Config) -> None:
     root = os.path.abspath(settings.root)
     if worker is None:
         _check_root(root, settings.root)
-    settings.root = root
+    given, settings.root = settings.root, root
     if not (config.option.help or config.option.version):
-        _load_truth(settings, root)
+        _load_truth(settings, root, given)
     if settings.baseline_path and worker is None:
         try:
             if not os.path.exists(settings.baseline_path) and settings.baseline_spec:
@@ -119,9 +119,10 @@ def _baseline_truth(path: str) -> dict[str, Any]:
     return truth if isinstance(truth, dict) else {}
 
 
-def _load_truth(settings: Settings, root: str) -> None:
+def _load_truth(settings: Settings, root: str, given: str) -> None:
     """The truth file in play (`truth.Truth`, read and validated once per process, before
-    any item runs): the one named, else the campaign's own; a bad one is a usage error."""
+    any item runs): the one named, else the campaign's own (named after the campaign as
+    ``given``); a bad one is a usage error."""
     named = settings.truth_path
     if named == "none":
         return
@@ -134,7 +135,12 @@ def _load_truth(settings: Settings, root: str) -> None:
             settings.truth = truth.load(named)
         elif (found := truth.find(root)) is not None:
             where, data = found
-            settings.truth = truth.load(where, data=data)
+            shown_as = (
+                f"{given}:{truth.DEFAULT_NAME}"
+                if is_archive(root)
+                else os.path.join(given, truth.DEFAULT_NAME)
+            )
+            settings.truth = truth.load(where, shown_as, data=data)
             settings.truth_found = True
     except truth.TruthError as exc:
         raise pytest.UsageError(f"--explore-suff-truth: {exc}") from None
@@ -481,6 +487,8 @@ def apply_trend(report: Report, storage: str, last: int | None, fail: bool) -> l
     # What a trend reads of a report: not its transcripts (read back from the spool, they are most of it)
     this = {"run": report.run, "arms": report.arms, "fingerprint": report.fingerprint,
             "coverage": report.coverage.to_dict()}  # fmt: skip
+    if report.truth is not None:
+        this["truth"] = report.truth
     names = history.labels([*documents, this])
     if report.run is None:
         names[-1] = "this run"

@@ -317,7 +317,7 @@ def occupancy_table(arms: dict[str, dict[str, Any]], width: int = 10_000) -> str
 
 def truth_line(truth: Mapping[str, Any]) -> str:
     """Which truth file graded the answers (and that it is the campaign's own, when found)."""
-    own = " (the campaign's own: no --explore-suff-truth named one)" if truth.get("found") else ""
+    own = " (the campaign's own)" if truth.get("found") else ""
     return (f"truth file: {clean(truth['path'])}{own}, {plural(truth['questions'], 'question')}, "
             f"digest {truth['digest'][:12]}")  # fmt: skip
 
@@ -615,6 +615,12 @@ def trend_lines(section: dict[str, Any], width: int) -> Iterator[Line]:
     yield Line(f"trend over {plural(len(section['runs']), 'run')} (oldest first; ^ v: changed beyond noise "
                "from the run before; residual: median retrieval residual share):")  # fmt: skip
     yield from (Line(line, table=True) for line in trend_table(section, width).splitlines())
+    runs = section["runs"]
+    if runs and "truth" in runs[-1]:
+        other = [clean(r["label"]) for r in runs[:-1] if r.get("truth") != runs[-1]["truth"]]
+        if other:
+            yield Line(f"graded against another truth file than the latest run, or none: {', '.join(other)}",
+                       {"yellow": True})  # fmt: skip
 
 
 def relation_line(baseline: dict[str, Any]) -> Line | None:

@@ -71,6 +71,11 @@ def trend(documents: Sequence[dict[str, Any]], names: Sequence[str] | None = Non
             "campaign": (doc.get("fingerprint") or {}).get("campaign"),
             "complete": (doc.get("coverage") or {}).get("complete") is True,
         })  # fmt: skip
+    if any(isinstance(doc.get("truth"), dict) for doc in documents):
+        # Which truth file graded each run (by digest; None: none): only when one did.
+        for entry, doc in zip(runs, documents, strict=True):
+            t = doc.get("truth")
+            entry["truth"] = t.get("digest") if isinstance(t, dict) else None
     whole = [r["complete"] is True for r in runs]  # the runs that may be the one to beat
     arm_names = sorted({a for doc in documents for a in doc.get("arms", {})})
     arms: dict[str, Any] = {}

@@ -111,6 +111,8 @@ def _walk(value: Any, path: str, declared: dict[str, str], seen: set[str], error
 #: Declared fields no bundled example produces: each needs input the examples do not have.
 NOT_IN_THE_EXAMPLES = {
     "transcripts[].warnings[]",  # the examples are clean logs
+    # no example is graded by a judge (it needs a model)
+    *(f"transcripts[].truth[].judge.{k}" for k in ("verdict", "score", "note")),
     # no session of the examples is a copy of another
     *(
         f"transcripts[].copies[].{k}"

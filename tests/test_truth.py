@@ -447,3 +447,20 @@ def test_the_markdown_summary_has_the_ground_truth_only_with_a_truth_file(
     assert "| sufficient, then wrong | 1/2 50% [5%–95%] | – |" in text
     run_campaign(truth_campaign, "--explore-suff-md=t.md", "--explore-suff-truth=none")
     assert "Ground truth" not in (pytester.path / "t.md").read_text(encoding="utf-8")
+
+
+def test_the_trend_names_the_runs_graded_against_another_truth_file(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    run_campaign(truth_campaign, "--explore-suff-save=first")
+    run_campaign(truth_campaign, "--explore-suff-save=second")
+    (truth_campaign / "explore-suff-truth.toml").write_text(
+        GOOD + "must_not = ['no idea']\n", encoding="utf-8"
+    )
+    result, doc = run_campaign(truth_campaign, "--explore-suff-trend=all")
+    assert doc is not None
+    digests = [r["truth"] for r in doc["trend"]["runs"]]
+    assert digests[0] == digests[1] != digests[2] == doc["truth"]["digest"]
+    result.stdout.fnmatch_lines(
+        ["graded against another truth file than the latest run, or none: *first*, *second*"]
+    )
