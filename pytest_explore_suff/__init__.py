@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .readers import NotATranscript, TranscriptError, Unreadable, base, load
     from .registry import Reader, Readers
     from .sources import ArchiveSource, Digests, active_sources, opener
+    from .truth import Question
 
 __all__ = [
     "BUCKETS", "KEYS", "Call", "Campaign", "Collector", "NotATranscript", "Reader", "Readers",
@@ -129,6 +130,7 @@ def judge(
     copies: Mapping[str, str] | None = None,
     digests: Digests | None = None,
     session: str = "",
+    question: Question | None = None,
 ) -> tuple[Verdict, Collector]:
     """Read one transcript and judge its explore calls (``files`` are members of ``archive`` if given).
 
@@ -139,6 +141,10 @@ def judge(
     transcript that judges each ("" for this one), as discovery found them
     (`Transcript.copies`). ``digests``: hash the files' bytes as they are read
     (`sources.Digests`). ``session``: the session of a database ``files[0]`` is.
+    ``question``: a truth file's question (`truth.Question`, e.g. ``truth.load(path).questions[0]``)
+    to grade the answer against, whatever its ``group`` and ``prompt``: ``verdict.truth`` then
+    holds the entry of each answer unit (one; none when its ``turn`` is not in the transcript),
+    as a record's ``truth`` (`docs/ground-truth.md`).
     """
     if "opener" not in globals():
         _bind_all()
@@ -156,4 +162,9 @@ def judge(
             base.max_line.reset(token)
         if own is not None:
             own.close()
-    return classify(collector), collector
+    verdict = classify(collector)
+    if question is not None:
+        from .truth import grade
+
+        verdict.truth = grade(question, collector, verdict, str(files[0]))
+    return verdict, collector

@@ -154,6 +154,8 @@ class Verdict:
     calls: list[Call] = field(default_factory=list)
     raced: bool = False
     contaminated: bool = False
+    #: with a question (`judge`'s ``question``): the answer units' entries, as a record's ``truth``
+    truth: list[dict[str, Any]] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         # By hand: dataclasses.asdict deep-copies, and this runs once per transcript.

@@ -569,3 +569,18 @@ def _turn_answer(collector: Any, seg_turns: Sequence[int | None], turn: int) -> 
     before = segments[at][3]
     after = segments[end][3] if end < len(segments) else collector.last_text
     return after if after is not before and after else None
+
+
+def grade(question: Question, collector: Any, verdict: Any, first_file: str) -> list[dict[str, Any]]:
+    """The entries of a transcript's answer units for one question, applied whatever its
+    ``group`` and ``prompt`` say (the library's `judge`): the whole transcript, or its
+    ``turn`` (none when the transcript has no such turn)."""
+    import dataclasses
+
+    from .metrics import measure
+
+    sections: dict[str, list[Section]] = {}
+    measure(verdict, collector, sections=sections)
+    anywhere = dataclasses.replace(question, group=None, prompt=None)
+    units, _ = assess(Truth("", "", (anywhere,)), "", collector, verdict.calls, sections, first_file)
+    return [u.entry for u in units]

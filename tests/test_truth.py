@@ -464,3 +464,22 @@ def test_the_trend_names_the_runs_graded_against_another_truth_file(
     result.stdout.fnmatch_lines(
         ["graded against another truth file than the latest run, or none: *first*, *second*"]
     )
+
+
+def test_the_library_judge_grades_against_a_question_whatever_its_group(tmp_path: Path) -> None:
+    from pytest_explore_suff import judge
+
+    path = answered_run(["lib/response.js"], "res.send sets Content-Type").write(tmp_path / "run-x.jsonl")
+    question = T.parse({"version": 1, "question": [{"id": "q", "group": "elsewhere", "answer": ["lib/*.js"],
+                                                    "symbols": ["res.send"], "must": ["Content-Type"]}]},
+                       "t.toml").questions[0]  # fmt: skip
+    verdict, _ = judge("stream-json", [str(path)], question=question)
+    assert verdict.truth is not None
+    (unit,) = verdict.truth
+    assert (unit["question"], unit["verdict"], unit["gold_recall"], unit["gold_first"]) == (
+        "q",
+        "pass",
+        1.0,
+        True,
+    )
+    assert judge("stream-json", [str(path)])[0].truth is None
