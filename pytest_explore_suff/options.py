@@ -737,7 +737,8 @@ NOT_IN_RECORDS: frozenset[str] = frozenset({
     "explore_suff_json", "explore_suff_html", "explore_suff_md",
     "explore_suff_gate_on", "explore_suff_min_calls", "explore_suff_compare",
     "explore_suff_baseline", "explore_suff_max_sufficient_drop",
-    *(f"explore_suff_{stem}" for stem in (*GATES, *METRIC_GATES, *METRIC_BASELINE_GATES, *RUN_GATES)),
+    *(f"explore_suff_{stem}" for stem in (*GATES, *METRIC_GATES, *METRIC_BASELINE_GATES, *RUN_GATES,
+                                          *TRUTH_GATES, *TRUTH_BASELINE_GATES)),
     "explore_suff_control",  # a gate over the control groups' aggregates
     "explore_suff_correction",  # how the gates' family is corrected (Holm, ...)
     "explore_suff_autosave", "explore_suff_storage", "explore_suff_trend", "explore_suff_trend_fail",

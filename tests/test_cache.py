@@ -13,7 +13,6 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import test_truth
 from builders import allocation_run, sufficient_run
 from helpers import EXAMPLES
 from test_modes import hostile_campaign
@@ -315,8 +314,8 @@ def test_two_runs_at_once(pytester):
 # --- a truth file ------------------------------------------------------------------------
 
 
-def test_a_changed_truth_file_judges_every_transcript_again(pytester):
-    root = test_truth.truth_campaign.__wrapped__(pytester)  # type: ignore[attr-defined]
+def test_a_changed_truth_file_judges_every_transcript_again(pytester, truth_campaign):
+    root = truth_campaign
     truth = root / "explore-suff-truth.toml"
     _, doc_off = run(pytester, root, "--explore-suff-no-cache")
     first, doc_first = run(pytester, root)
