@@ -483,3 +483,18 @@ def test_the_library_judge_grades_against_a_question_whatever_its_group(tmp_path
         True,
     )
     assert judge("stream-json", [str(path)])[0].truth is None
+
+
+def test_max_correct_drop_on_the_bound_joins_the_family_of_checks(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    run_campaign(truth_campaign, json="base.json")
+    result, doc = run_campaign(
+        truth_campaign, "--explore-suff-baseline=base.json", "--max-correct-drop=0.1",
+        "--explore-suff-gate-on=bound", "--max-sufficient-drop=0.1",
+    )  # fmt: skip
+    assert doc is not None
+    drops = [g for g in doc["gates"] if g["metric"] == "correct"]
+    assert drops and all(g["passed"] is True and g["bound"] is not None for g in drops)
+    assert doc["family"]["checks"] >= len(drops) + 1  # with the sufficient drop's
+    assert result.ret == 0
