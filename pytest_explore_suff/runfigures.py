@@ -69,6 +69,22 @@ def source_lines(text: str, start: int, stop: int) -> list[str]:
     return out
 
 
+class _Held:
+    """The sections earlier calls returned of one file, and their stripped source lines."""
+
+    __slots__ = ("_lines", "pending")
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, int, int]] = []
+        self._lines: set[str] = set()
+
+    def lines(self) -> set[str]:
+        for text, start, stop in self.pending:
+            self._lines.update(line.rstrip() for line in source_lines(text, start, stop))
+        self.pending.clear()
+        return self._lines
+
+
 def duplicate(
     responses: Sequence[tuple[str, str, list[Mark] | None]], marker: str
 ) -> tuple[dict[str, Any] | None, str]:
@@ -80,7 +96,9 @@ def duplicate(
     characters are each such line's length plus one for its newline, its share those over
     the characters of all its sections.
     """
-    seen: dict[str, set[str]] = {}  # file -> the stripped source lines earlier calls returned of it
+    # file -> the sections earlier calls returned of it: their lines are split only once a
+    # later call returns the same file (most files are returned once: no line is split)
+    seen: dict[str, _Held] = {}
     calls: list[dict[str, Any]] = []
     total = total_chars = total_lines = 0
     for cid, text, marks in responses:
@@ -88,23 +106,21 @@ def duplicate(
         if not found:
             continue
         envelope = chars = lines = 0
-        here: dict[str, set[str]] = {}
         for path, start, stop in found:
             envelope += stop - start
-            body = source_lines(text, start, stop)
-            if not body:
-                continue
             p = norm_path(path)
-            earlier = [held for f, held in seen.items() if same_file(f, p)] if seen else []
-            mine = here.setdefault(p, set())
-            for line in body:
-                key = line.rstrip()
-                if earlier and any(key in held for held in earlier):
-                    chars += len(line) + 1
-                    lines += 1
-                mine.add(key)
-        for p, held in here.items():
-            seen.setdefault(p, set()).update(held)
+            earlier = [held.lines() for f, held in seen.items() if same_file(f, p)] if seen else []
+            if earlier:
+                for line in source_lines(text, start, stop):
+                    if any(line.rstrip() in held for held in earlier):
+                        chars += len(line) + 1
+                        lines += 1
+        for path, start, stop in found:  # held for the calls after this one, not for itself
+            p = norm_path(path)
+            held = seen.get(p)
+            if held is None:
+                held = seen[p] = _Held()
+            held.pending.append((text, start, stop))
         calls.append(
             {
                 "id": cid,

@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_shapes import GeminiSession, Rollout, explore_text
 from builders import EXPLORE, Run
 from helpers import RunCampaign
+from real_shapes import SID, RealSession
 from table_oracle import arm_rows, held_out_campaign, oracle
 
 from pytest_explore_suff import judge
@@ -349,3 +351,63 @@ def test_the_control_lines_raise_a_false_alarm_at_most_five_percent_of_the_time_
 def test_holm_adjusts_the_smallest_p_by_the_family_size_and_keeps_the_order() -> None:
     assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
     assert holm([]) == []
+
+
+# -- real shapes: a figure is there where the log has it, null where it lacks it ---------------
+
+
+def test_claude_code_logs_give_duration_cost_and_models_where_they_record_them(tmp_path: Path) -> None:
+    run = _run(reads=1)
+    run.events[-1]["modelUsage"] = {
+        "claude-sonnet-4-5": {
+            "inputTokens": 12,
+            "outputTokens": 400,
+            "cacheReadInputTokens": 9000,
+            "cacheCreationInputTokens": 300,
+            "webSearchRequests": 0,
+            "costUSD": 0.042,
+            "contextWindow": 200000,
+        }
+    }
+    f = _figures(tmp_path, run)
+    rf, cost = f["run_figures"], f["cost"]
+    assert rf["success"] is True and rf["duration_s"] == 1.0 and rf["read"] == 1 and rf["retrieval"] == 1
+    assert cost["total_usd"] == 0.01 and cost["by_model"]["claude-sonnet-4-5"]["cost_usd"] == 0.042
+    assert cost["tokens_main"] is None  # the builder's messages carry no usage: not 0
+    assert cost["cache_read_share"] == pytest.approx(9000 / 9312)  # from modelUsage, as no request says
+    # An interactive session log has no result event: success, duration and cost are unknown.
+    session = RealSession()
+    session.prompt("where is send?")
+    session.step(Run.use(EXPLORE, query="send"), _code("x"))
+    verdict, collector = judge("interactive", [session.write(tmp_path / "s" / f"{SID}.jsonl")])
+    g = measure(verdict, collector)
+    assert g["run_figures"]["success"] is None and g["run_figures"]["duration_s"] is None
+    assert g["cost"]["total_usd"] is None and g["run_figures"]["retrieval"] == 1
+
+
+@pytest.mark.parametrize("shape", ["current", "mid-2025"])
+def test_codex_logs_give_tokens_where_they_count_them_and_never_a_cost(tmp_path: Path, shape: str) -> None:
+    r = Rollout(shape, "shell")
+    r.user("where is send?")
+    r.step(r.explore("send"), outputs=[explore_text(["lib/a.py"])])
+    r.step(r.shell("cat lib/a.py"))
+    r.finish()
+    verdict, collector = judge("codex", [r.write(tmp_path / "rollout-2026-03-01T10-00-00-0199.jsonl")])
+    f = measure(verdict, collector)
+    rf = f["run_figures"]
+    assert rf["retrieval"] == 1 and rf["bash"] == 1 and rf["success"] is None
+    # the current shape writes token_count events; the mid-2025 one none: null, not 0
+    assert (rf["tokens_processed"] is not None) is (shape == "current")
+    assert f["cost"]["total_usd"] is None and f["cost"]["main_usd"] is None
+
+
+def test_gemini_logs_give_tokens_and_never_a_cost(tmp_path: Path) -> None:
+    s = GeminiSession("session")
+    s.user("where is send?")
+    s.step(s.explore("send"), results=[explore_text(["lib/a.py"])])
+    s.finish()
+    verdict, collector = judge("gemini", [s.write(tmp_path / f"session-2026-03-01T10-00-5c1d{s.suffix()}")])
+    f = measure(verdict, collector)
+    assert f["run_figures"]["tokens_processed"] is not None and f["run_figures"]["retrieval"] == 1
+    assert f["run_figures"]["success"] is None
+    assert f["cost"]["total_usd"] is None and f["cost"]["by_model"] is None
