@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import Any
 
 from . import stats
@@ -22,6 +23,8 @@ from .report import (
     truth_clusters,
 )
 from .sources import DIGEST
+
+_NORMAL = NormalDist()
 
 SUPPORTED_SCHEMAS = READABLE_SCHEMAS
 #: Arm names that mean "the thing we compare against".
@@ -275,6 +278,7 @@ def compare_baseline(
                 buckets[key] = {"old": s_old.p if n_old else None, "new": s_new.p if n_new else None,
                                 "diff": None, "lo": None, "hi": None, "se": None, "df": None}  # fmt: skip
         out[arm] = {"n_old": n_old, "n_new": n_new, "paired": paired, "buckets": buckets,
+                    "questions": _question_changes(ro, rn) if n_old and n_new else [],
                     **_metric_changes(old, new, arm, resample)}  # fmt: skip
         correct = _correct_change(old, new, arm)
         if correct is not None:  # only when either side was graded against a truth file
@@ -296,6 +300,28 @@ def _correct_change(old: list[dict[str, Any]], new: list[dict[str, Any]], arm: s
         return {"old": d.b, "new": d.a, "diff": d.diff, "lo": d.lo, "hi": d.hi, "se": d.se}
     return {"old": so.p if so.n else None, "new": sn.p if sn.n else None,
             "diff": None, "lo": None, "hi": None, "se": None}  # fmt: skip
+
+
+def _question_changes(ro: list[dict[str, Any]], rn: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per group (question) both sides answered in: the sufficient share's change, paired by
+    transcript where they share transcripts, with its two-sided p-value; ``moved`` when beyond
+    noise after Holm's step-down over the groups (5%, two-sided), so that with many groups an
+    unchanged one is listed no more often than one campaign in twenty. Moved first, worse first."""
+    groups = sorted({r["group"] for r in ro} & {r["group"] for r in rn})
+    rows = []
+    for g in groups:
+        go, gn = [r for r in ro if r["group"] == g], [r for r in rn if r["group"] == g]
+        how = _pairing(go, gn)
+        d = _bucket_difference(go, gn, "sufficient", how if how == "transcript" else None)
+        p = 2 * (1 - _NORMAL.cdf(abs(d.diff) / d.se)) if d.se > 0 else 1.0 if d.diff == 0 else 0.0
+        rows.append({"group": g, "old": d.b, "new": d.a, "diff": d.diff, "lo": d.lo, "hi": d.hi, "p": p,
+                     "moved": False})  # fmt: skip
+    ranked = sorted(range(len(rows)), key=lambda i: rows[i]["p"])
+    for rank, i in enumerate(ranked):
+        if rows[i]["p"] > 0.05 / (len(rows) - rank):
+            break
+        rows[i]["moved"] = True
+    return sorted(rows, key=lambda r: (not r["moved"], r["diff"], r["group"]))
 
 
 def _pairing(ro: list[dict[str, Any]], rn: list[dict[str, Any]]) -> str | None:

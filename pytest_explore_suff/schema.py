@@ -356,6 +356,17 @@ FIELDS: tuple[Field, ...] = (
     Field("baseline.arms.<arm>.n_new", "integer", "answered calls now"),
     Field("baseline.arms.<arm>.paired", "string|null", "how the changes pair: `transcript` (the "
           "transcripts both hold, by path and digest), `group` (stratified by group), null (unpaired)"),
+    Field("baseline.arms.<arm>.questions", "array", "per group both sides answered in: the sufficient "
+          "share's change, moved first and worse first"),
+    Field("baseline.arms.<arm>.questions[].group", "string", "the group (question, repository)"),
+    Field("baseline.arms.<arm>.questions[].old", "number", "its share in the baseline"),
+    Field("baseline.arms.<arm>.questions[].new", "number", "its share now"),
+    Field("baseline.arms.<arm>.questions[].diff", "number", "new - old (paired by transcript where shared)"),
+    Field("baseline.arms.<arm>.questions[].lo", "number", "lower bound of its 95% interval"),
+    Field("baseline.arms.<arm>.questions[].hi", "number", "upper bound"),
+    Field("baseline.arms.<arm>.questions[].p", "number", "two-sided p-value of no change"),
+    Field("baseline.arms.<arm>.questions[].moved", "boolean", "beyond noise after Holm's step-down over "
+          "the groups (5%)"),
     Field("baseline.arms.<arm>.buckets", "object", "per bucket"),
     Field("baseline.arms.<arm>.buckets.<bucket>", "object", "one bucket's change"),
     Field("baseline.arms.<arm>.buckets.<bucket>.old", "number|null", "the baseline's share (null: no "

@@ -213,7 +213,22 @@ def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
             variants.append(str(tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)))
         out.append(_fit(variants, width))
         out.extend(_metric_changes(cmp))
+        out.extend(_question_lines(cmp.get("questions") or []))
     return "\n".join(out)
+
+
+def _question_lines(rows: list[dict[str, Any]], top: int = 3) -> list[str]:
+    """The groups whose sufficient share moved beyond noise (Holm over the groups), worse first."""
+    moved = [r for r in rows if r["moved"]]
+    if not moved:
+        return [f"  no group's sufficient share moved beyond noise ({len(rows)} compared, Holm)"] * bool(rows)
+    out = [f"  groups whose sufficient share moved beyond noise ({len(moved)} of {len(rows)}, Holm):"]
+    for r in moved[:top]:
+        out.append(f"    {clean(r['group'])}: {percent(r['old'])} -> {percent(r['new'])} "
+                   f"({_signed(r['diff'])} [{_signed(r['lo'])}, {_signed(r['hi'])}])")  # fmt: skip
+    if len(moved) > top:
+        out.append(f"    ... and {len(moved) - top} more (the JSON report lists every group)")
+    return out
 
 
 def _metric_changes(cmp: dict[str, Any]) -> list[str]:

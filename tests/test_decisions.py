@@ -163,3 +163,22 @@ def test_a_small_arm_is_warned_with_what_it_can_detect(pytester):
     )
     sample = report(pytester)["arms"]["new"]["sample"]
     assert sample["detectable_change"] > 0.2 and sample["calls_for_10_points"] > 300
+
+
+# -- per-question changes -------------------------------------------------------------------------
+
+
+def test_exactly_the_two_groups_that_changed_are_listed_as_moved(pytester):
+    groups = ("a", "b", "c", "d", "e", "f")
+    runs = [True, True, False, True, True, False, True, True]
+    old = save_baseline(pytester, new_vs_baseline(pytester.path / "c", runs, runs, groups))
+    for group in ("b", "e"):  # these two groups' new runs now fail where they passed
+        for i, ok in enumerate(runs, 1):
+            if ok:
+                allocation_run("worse").write(pytester.path / "c" / group / f"run-new-{i}.jsonl")
+    result = pytester.runpytest(f"--explore-suff={pytester.path / 'c'}", f"--explore-suff-baseline={old}")
+    result.stdout.fnmatch_lines(["  groups whose sufficient share moved beyond noise (2 of 6, Holm):"])
+    rows = report(pytester)["baseline"]["arms"]["new"]["questions"]
+    assert [r["group"] for r in rows if r["moved"]] == ["b", "e"]
+    assert all(r["diff"] == 0 for r in rows if not r["moved"])
+    assert not any(r["moved"] for r in report(pytester)["baseline"]["arms"]["baseline"]["questions"])
