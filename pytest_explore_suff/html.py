@@ -853,12 +853,14 @@ def _gate(g: Mapping[str, Any]) -> dict[str, Any]:
     value, bound = _num(g.get("value")), _num(g.get("bound"))
     n = g.get("n")
     if op == "trend":
-        # as the terminal and the Markdown summary word it: a difference, against a run
+        # as the terminal and the Markdown summary word it (their own words, less the arm and
+        # the verdict, which the page shows apart): a difference, against earlier runs
+        from .gates import outcome_of
+
         option = "--explore-suff-trend-fail"
         words = METRIC_WORDS[metric][0] if metric in METRIC_WORDS else f"{metric} share"
-        what = (f"{words} {'–' if value is None else f'{value:+.3f}'} against the best earlier run "
-                f"({g.get('against') or '–'}), at most {'–' if bound is None else f'{bound:+.3f}'} at "
-                f"the 95% bound: {'not ' if passed else ''}worse beyond noise")  # fmt: skip
+        said = outcome_of(dict(g)).describe() if value is not None and bound is not None else ""
+        what = said[said.find(words):].rsplit(": ", 1)[0] if words in said else f"{words}: –"
         n = None  # the trend compares runs, not a count of calls
     elif metric in METRIC_WORDS:
         option, what = _metric_gate(g, op, metric)
