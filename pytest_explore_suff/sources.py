@@ -215,6 +215,11 @@ class IndexedGzip(io.RawIOBase):
     def tell(self) -> int:
         return self._pos
 
+    @property
+    def compressed(self) -> int:
+        """How far into the file the stream has been inflated: the bytes read of it."""
+        return self._cursor[1]
+
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         if whence == io.SEEK_END and self._size is None:
             while self._read_at(self._cursor[2], self.CHUNK * 16):  # inflate to the end
@@ -270,6 +275,11 @@ class IndexedGzip(io.RawIOBase):
         super().close()
 
 
+#: Told, while an archive's members are listed (the whole archive read through once), how
+#: many of its bytes have been read so far: a progress display (`session`) sets it.
+INDEXING: ContextVar[Callable[[int], None] | None] = ContextVar("explore_suff_indexing", default=None)
+
+
 class ArchiveSource:
     """A campaign inside an archive: its transcript members, and how to open them."""
 
@@ -310,12 +320,18 @@ class ArchiveSource:
             # A small buffer: reading a 512-byte header must not inflate a megabyte past it.
             buffered = io.BufferedReader(raw, 1 << 14)
             tar = tarfile.open(fileobj=buffered, mode="r:")  # noqa: SIM115 - closed in close()
+            read_so_far: Callable[[], int] = lambda: raw.compressed  # noqa: E731
         else:
             tar = tarfile.open(path, mode="r:")  # noqa: SIM115 - closed in close()
+            plain = tar.fileobj
+            read_so_far = (lambda: plain.tell()) if plain is not None else (lambda: 0)
         self._closers.insert(0, tar.close)
         members = {}
         entries = []
-        for info in tar:  # archive order
+        progress = INDEXING.get()
+        for i, info in enumerate(tar):  # archive order
+            if progress is not None and not i & 15:
+                progress(read_so_far())
             if info.isdir():
                 continue
             if info.issym() or info.islnk():

@@ -464,3 +464,56 @@ def test_at_qq_only_failed_gates_print_as_the_options_page_says(pytester, campai
     assert "at every\nverbosity (`-qq` included)" not in page
     assert "At `-qq` only the gates that failed" in page
 
+
+
+# -- 6. a large archive says what is being read ----------------------------------------------------
+
+
+def _tarred(pytester: pytest.Pytester, camp: Path) -> Path:
+    import tarfile
+
+    archive = pytester.path / "camp.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(camp, arcname="ab")
+    return archive
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+def test_an_archive_campaign_says_what_it_reads_before_the_wait(pytester, campaign, xdist):
+    archive = _tarred(pytester, campaign)
+    result = run_in(pytester, archive, *xdist)
+    result.assert_outcomes(passed=5)
+    lines = result.stdout.lines
+    reading = [i for i, line in enumerate(lines) if line.startswith("explore-suff: reading the archive")]
+    listed = [i for i, line in enumerate(lines) if line.startswith("explore-suff: listed camp.tar.gz")]
+    assert len(reading) == len(listed) == 1, lines  # the controller's, not each worker's
+    header = next(i for i, line in enumerate(lines) if "test session starts" in line)
+    assert reading[0] < listed[0] < header  # said before pytest's header, which waits for the listing
+    said = r"explore-suff: reading the archive camp\.tar\.gz \(\d+ kB\) to list its transcripts\.\.\."
+    assert re.fullmatch(said, lines[reading[0]])
+    done = r"explore-suff: listed camp\.tar\.gz \(\d+ kB\) in \d+\.\d s: 5 transcripts"
+    assert re.fullmatch(done, lines[listed[0]])
+    quiet = run_in(pytester, archive, "-qq")
+    assert "explore-suff: reading" not in quiet.stdout.str()
+
+
+def test_listing_an_archive_reports_how_much_of_it_was_read(tmp_path):
+    import tarfile
+
+    from pytest_explore_suff.sources import INDEXING, ArchiveSource
+
+    root = tmp_path / "camp"
+    for i in range(100):
+        (root / "g" / f"run{i}").mkdir(parents=True)
+        (root / "g" / f"run{i}" / "run-a.jsonl").write_bytes(os.urandom(20_000).hex().encode())
+    archive = tmp_path / "camp.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(root, arcname="camp")
+    seen: list[int] = []
+    token = INDEXING.set(seen.append)
+    try:
+        ArchiveSource(str(archive)).close()
+    finally:
+        INDEXING.reset(token)
+    size = archive.stat().st_size
+    assert len(seen) >= 5 and seen == sorted(seen) and 0 <= seen[0] < seen[-1] <= size
