@@ -49,7 +49,11 @@ tests``, whose conftest.py does not cover the campaign) against the same run
 from an empty directory, ``-n 2`` on the small campaign (peak RSS of the
 controller, and the sampled sum over it and its workers), and the ``-n 2``
 speed-up over ``-n 0`` on the ~100 MB campaign (gated at >= 1.5x only with 4
-cores or more).
+cores or more). The huge campaign is also packed as a ``.tar.gz`` (gzip level 1:
+~285 MB at full size) and run as an archive (``archive``), once more without
+``-q`` to show, timed, the lines the run prints while it lists the archive,
+before pytest's header. ``--only archive`` (or any list of campaigns) measures
+only those.
 
 By default the commands run with bytecode caching on (``PYTHONPYCACHEPREFIX``
 under the workdir, ``PYTHONDONTWRITEBYTECODE`` dropped), as in a normal
@@ -349,6 +353,46 @@ def run_timed(
     return float(wall_text), code, rss, max(peak[0], rss), float(cpu_text)
 
 
+def archive_of(huge: Campaign, workdir: Path) -> Campaign:
+    """The huge campaign as a .tar.gz (gzip level 1, as a CI job would pack it fast), made
+    once per generated campaign: the archive a user points --explore-suff at."""
+    import tarfile
+
+    path = workdir / "huge.tar.gz"
+    stamp = workdir / "archive.stamp"
+    made = stamp.exists() and stamp.read_text() == json.dumps(huge.args) and path.is_file()
+    if not made:
+        t0 = time.perf_counter()
+        with tarfile.open(path, "w:gz", compresslevel=1) as tar:
+            tar.add(huge.path, arcname="huge")
+        stamp.write_text(json.dumps(huge.args))
+        print(f"archive: {path} ({path.stat().st_size / 1e6:.0f} MB from {huge.bytes / 1e6:.0f} MB) "
+              f"[wall {time.perf_counter() - t0:.1f} s]")  # fmt: skip
+    else:
+        print(f"archive: reusing {path} ({path.stat().st_size / 1e6:.0f} MB)")
+    return Campaign("archive", path, huge.truth, [], huge.transcripts, path.stat().st_size, not made)
+
+
+def timed_lines(cmd: list[str], cwd: Path, env: dict[str, str], until: str) -> list[tuple[float, str]]:
+    """The lines a command prints, each with the seconds since its start, up to the first that
+    matches ``until`` (then the rest is read unshown), and the end."""
+    import re
+
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    out: list[tuple[float, str]] = []
+    shown = True
+    for raw in proc.stdout:
+        if shown:
+            line = raw.decode("utf-8", "replace").rstrip()
+            out.append((time.perf_counter() - t0, line))
+            shown = not re.search(until, line)
+    code = proc.wait()
+    out.append((time.perf_counter() - t0, f"(the run ended, exit {code})"))
+    return out
+
+
 def last_line(log: Path) -> str:
     lines = [x for x in log.read_text(errors="replace").splitlines() if x.strip()]
     return lines[-1].strip("= ") if lines else "(no output)"
@@ -402,6 +446,9 @@ def main(argv: list[str] | None = None) -> int:
         "a median of 41 still moved by 4%% from one sitting to the next",
     )  # fmt: skip
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--only", help="measure only these campaigns, comma-separated, of big, huge, small, "
+                        "base, heavy, tenfold, archive (the huge campaign as a .tar.gz), empty (the start-up "
+                        "measures); default all")  # fmt: skip
     parser.add_argument("--workdir", help="where campaigns go (default: a fresh temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep the generated campaigns and logs")
     parser.add_argument("--python", default=sys.executable, help="interpreter of the venv to measure")
@@ -476,8 +523,16 @@ def main(argv: list[str] | None = None) -> int:
                             ["copies-of-heavy", str(int(sizes["tenfold"])), f"{sizes['heavy']:g}", seed]),
     }  # fmt: skip
 
+    only = set(args.only.split(",")) if args.only else {*campaigns, "archive", "empty"}
+    unknown = only - {*campaigns, "archive", "empty"}
+    if unknown:
+        raise SystemExit(f"--only: no campaign {', '.join(sorted(unknown))}")
+    # what another campaign is made from: the archive from huge, tenfold from heavy
+    needed = only | ({"huge"} if "archive" in only else set()) | ({"heavy"} if "tenfold" in only else set())
+    for name in [n for n in campaigns if n not in needed]:
+        del campaigns[name]
     free = shutil.disk_usage(workdir).free
-    need = (sizes["big"] + sizes["huge"] + sizes["heavy"] * (1 + sizes["tenfold"])) * 1.1e6 \
+    need = (sizes["big"] + sizes["huge"] * 1.4 + sizes["heavy"] * (1 + sizes["tenfold"])) * 1.1e6 \
         + sizes["small"] * 12_000 + 2e8
     if free < need:
         print(f"disk: {free / 1e9:.1f} GB free in {workdir}, ~{need / 1e9:.1f} GB needed: skipping 'huge'")
@@ -519,6 +574,8 @@ def main(argv: list[str] | None = None) -> int:
             truth = json.loads(c.truth.read_text())
             c.transcripts = len(truth["transcripts"])
             c.bytes = sum(f.stat().st_size for f in c.path.rglob("*.jsonl"))
+        if "archive" in only and "huge" in campaigns:
+            campaigns["archive"] = archive_of(campaigns["huge"], workdir)
 
         # xdist.plugin: an uninstalled xdist can leave a folder that imports as a namespace package
         probe = subprocess.run([py, "-c", "import xdist.plugin"], capture_output=True, check=False)
@@ -553,12 +610,14 @@ def main(argv: list[str] | None = None) -> int:
             Measure("plugin", "tenfold", "plugin"),
             Measure("plugin -n 2", "tenfold", "plugin", ("-n", "2")),
             Measure("plugin -n 2", "huge", "plugin", ("-n", "2")),
+            Measure("plugin", "archive", "plugin"),
         ]
         if args.reference:
             measures.append(Measure("reference", "heavy", "reference"))
         if not xdist:
             print("pytest-xdist is not installed: the -n measurements are skipped")
-        measures = [m for m in measures if (m.campaign in campaigns or m.kind == "startup")
+        measures = [m for m in measures if m.campaign in only
+                    and (m.campaign in campaigns or m.kind == "startup")
                     and (xdist or not m.dist)]  # fmt: skip
         more_args = shlex.split(args.pytest_args)
         trivial = workdir / "trivial"
@@ -571,7 +630,7 @@ def main(argv: list[str] | None = None) -> int:
         (project / "tests" / "conftest.py").write_text(PROJECT_CONFTEST)
         for m in measures:
             m.reps = (
-                huge_reps if m.campaign == "huge"
+                huge_reps if m.campaign in ("huge", "archive")
                 else startup_reps if m.kind == "startup" or m.campaign == "base"
                 else reps
             )  # fmt: skip
@@ -624,7 +683,8 @@ def main(argv: list[str] | None = None) -> int:
         for m in measures:
             # --quick: one plugin and one floor run compile and cache what all need
             # (a re-run's warm-up fills its cache: always run)
-            if m.kind == "cached" or (m.campaign != "huge" and (not args.quick or (m.campaign == "base"))):
+            if m.kind == "cached" or (m.campaign not in ("huge", "archive")
+                                      and (not args.quick or (m.campaign == "base"))):
                 wall, code, _, _, _ = run_timed(m.cmd, workdir / "logs" / "warmup.log", m.cwd or cwd, env)
                 print(f"{m.campaign:>5} {m.name:<14} {wall:7.2f} s  exit {code}")
 
@@ -802,7 +862,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"{rss:.0f} MB (max {max(h.rss_kb) / 1024:.0f})", "< 150 MB", verdict(rss < 150),
             ])  # fmt: skip
         else:
-            results.append(["peak RSS of the plugin, ~1 GB campaign", "skipped (disk)", "< 150 MB", "n/a"])
+            why = "skipped (disk)" if "huge" in only else "not measured (--only)"
+            results.append(["peak RSS of the plugin, ~1 GB campaign", why, "< 150 MB", "n/a"])
         n0, n2 = get("big", "plugin -n 0"), get("big", "plugin -n 2")
         if n0 and n2:
             t0, t2 = med[("big", "plugin -n 0")], med[("big", "plugin -n 2")]
@@ -813,7 +874,8 @@ def main(argv: list[str] | None = None) -> int:
                 verdict(t0 / t2 >= 1.5) if len(os.sched_getaffinity(0)) >= 4 else "info (< 4 cores)",
             ])  # fmt: skip
         else:
-            results.append(["-n 2 speed-up over -n 0", "skipped (no xdist)", ">= 1.5x", "n/a"])
+            why = "skipped (no xdist)" if "big" in only else "not measured (--only)"
+            results.append(["-n 2 speed-up over -n 0", why, ">= 1.5x", "n/a"])
         # The verdict cache: a re-run of an unchanged campaign against pytest alone on as many items
         # (its cache on too) plus the XXH3 pass over the campaign's bytes.
         for campaign, bound in (("heavy", 1.1), ("small", 1.15)):
@@ -865,6 +927,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"missed {len(missed)} target(s): {'; '.join(missed)}")
             failed = True
 
+        if "archive" in campaigns:
+            print("\n== archive: what a run says while it lists a .tar.gz (one run, not -q, lines timed)")
+            c = campaigns["archive"]
+            cmd = [*pytest_cmd, "-p", "no:cacheprovider", f"--explore-suff={c.path}",
+                   f"--explore-suff-json={workdir / 'json' / 'archive-said.json'}", *more_args]  # fmt: skip
+            for at, line in timed_lines(cmd, cwd, env, until=r"test session starts"):
+                print(f"  {at:7.2f} s  {line}")
+
         print("\n== checks")
         for m in measures:
             if m.kind not in ("plugin", "cached", "first") or m.json is None:
@@ -910,7 +980,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\nkept: {workdir}")
         else:
             for c in campaigns.values():
-                if c.generated:
+                if c.generated and c.path.is_file():  # the archive
+                    c.path.unlink(missing_ok=True)
+                    (workdir / f"{c.name}.stamp").unlink(missing_ok=True)
+                elif c.generated:
                     shutil.rmtree(c.path, ignore_errors=True)
                     for leftover in (c.truth, workdir / f"{c.name}.stamp"):
                         leftover.unlink(missing_ok=True)
