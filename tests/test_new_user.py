@@ -517,3 +517,11 @@ def test_listing_an_archive_reports_how_much_of_it_was_read(tmp_path):
         INDEXING.reset(token)
     size = archive.stat().st_size
     assert len(seen) >= 5 and seen == sorted(seen) and 0 <= seen[0] < seen[-1] <= size
+
+
+def test_the_readme_says_how_long_the_suite_takes_as_measured():
+    for page in (ROOT / "README.md", ROOT / "docs" / "contributing.md"):
+        lines = page.read_text(encoding="utf-8").splitlines()
+        line = next(x for x in lines if "pytest -n 2" in x and "#" in x)
+        assert "a few minutes" not in line, (page.name, line)
+        assert re.search(r"\d+ min \d+ s on 2 idle cores", line), (page.name, line)
