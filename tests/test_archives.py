@@ -30,7 +30,9 @@ from pytest_explore_suff.sources import IndexedGzip
 
 
 def unplaced(doc: dict) -> dict:
-    doc.pop("campaign")  # the one field that names where the campaign is
+    doc.pop("campaign")  # the fields that name where the campaign is: its path,
+    if "truth" in doc:  # and the path of the truth file it holds (inside the archive or not)
+        doc["truth"].pop("path")
     return doc
 
 
