@@ -45,7 +45,15 @@ def configure(config: pytest.Config) -> None:
     if worker is None:
         _check_root(root, settings.root)
     given, settings.root = settings.root, root
-    if not (config.option.help or config.option.version):
+    informing = not (config.option.help or config.option.version)
+    announce = None
+    if worker is None and informing and is_archive(root) and os.path.isfile(root):
+        # Said before the archive is first listed (a truth file is looked for in it, then the
+        # campaign is discovered): pytest's header waits for both.
+        announce = _Indexing(config, root)
+        token = INDEXING.set(announce)
+        config.add_cleanup(lambda: INDEXING.reset(token))
+    if informing:
         _load_truth(settings, root, given)
     if settings.baseline_path and worker is None:
         try:
@@ -96,17 +104,12 @@ def configure(config: pytest.Config) -> None:
             raise pytest.UsageError(str(exc)) from None
     if (settings.trend is not None or settings.trend_fail) and os.path.isfile(settings.storage):
         raise pytest.UsageError(f"--explore-suff-trend: storage {settings.storage}: not a folder")
-    announce = _Indexing(config, root) if is_archive(root) and os.path.isfile(root) else None
-    token = INDEXING.set(announce) if announce is not None else None
     try:
         config.stash[campaign_key] = discover(root, settings.pattern, readers_of(config))
     except ArchiveError as exc:
+        if announce is not None and announce.tty:
+            announce.write("")  # end the progress line before the error
         raise pytest.UsageError(f"--explore-suff: archive {settings.root}: {exc}") from None
-    finally:
-        if token is not None:
-            INDEXING.reset(token)
-            if announce is not None and announce.tty and sys.exc_info()[0] is not None:
-                announce.write("")  # end the progress line before the error
     if announce is not None:
         announce.done(len(config.stash[campaign_key].transcripts))
     _check_discovered(settings, config.stash[campaign_key])
