@@ -12,7 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import __version__, stats
+from . import __version__
 from .compare import (
     arm_pair,
     compare_arm_columns,
@@ -236,10 +236,6 @@ def build(
     # Each record read once, for every figure below: its arm's columns.
     columns = arm_columns(recs)
     arms, pooled = aggregate_columns(columns)
-    for agg in arms.values():  # what the arm's calls can detect (#38: not a fixed "fewer than 30")
-        if agg["answered"]:
-            i = agg["intervals"]["sufficient"]
-            agg["sample"] = stats.sample_size(agg["shares"]["sufficient"], agg["answered"], i["se"])
     # The head of the arm table counts every judged run, the excluded (raced, contaminated) too.
     judged: dict[str, list[tuple[Any, ...]]] = {}
     for rec in recs:

@@ -362,6 +362,9 @@ def _summary(c: Columns) -> dict[str, Any]:
     agg["agents"] = dict(sorted(agents.items()))  # transcripts per agent: an arm can mix them
     agg["shares"] = shares(counts, agg["answered"])
     agg["intervals"] = {k: stats.share(c.clusters(k)).to_dict() for k in KEYS}
+    # What the calls can detect (#38: not a fixed "fewer than 30"); null figures without calls.
+    agg["sample"] = stats.sample_size(agg["shares"]["sufficient"], agg["answered"],
+                                      agg["intervals"]["sufficient"]["se"])  # fmt: skip
     agg["figures"] = figures(c.recs)
     agg["allocation"], agg["occupancy"] = metric_summaries(c.recs)
     truth = truth_summary(c.recs)

@@ -117,6 +117,13 @@ def _aggregate(p: str) -> list[Field]:
         Field(f"{interval}.se", "number", "standard error, clustered by transcript"),
         Field(f"{interval}.method", "string", "`cluster-wilson`, or `wilson` (plain Wilson over calls) "
               "when there is no spread to measure"),
+        Field(f"{p}.sample", "object", "what the calls can detect"),
+        Field(f"{p}.sample.design_effect", "number|null", "the sufficient share's cluster-robust variance "
+              "over the binomial one (at least 1); null without answered calls"),
+        Field(f"{p}.sample.detectable_change", "number|null", "the smallest change of the sufficient "
+              "share a comparison with as many calls on the other side detects at 80% power (5%, two-sided)"),
+        Field(f"{p}.sample.calls_for_10_points", "integer|null", "answered calls a side needs to detect "
+              "a 10-point change so"),
         Field(f"{p}.figures", "object", "run figures: medians over the transcripts' runs"),
         Field(f"{p}.figures.explore_calls", "number|null", "calls of the judged tool"),
         Field(f"{p}.figures.read_calls", "number|null", "file reads (Read and each agent's equivalent)"),
@@ -287,13 +294,6 @@ FIELDS: tuple[Field, ...] = (
     Field("arms", "object", "per arm, sorted by name: classified transcripts only"),
     Field("arms.<arm>", "object", "one arm's figures"),
     *_aggregate("arms.<arm>"),
-    Field("arms.<arm>.sample", "object", "what the arm's calls can detect (an arm with answered calls)"),
-    Field("arms.<arm>.sample.design_effect", "number|null", "the sufficient share's cluster-robust variance "
-          "over the binomial one (at least 1)"),
-    Field("arms.<arm>.sample.detectable_change", "number|null", "the smallest change of the sufficient "
-          "share a comparison with as many calls on the other side detects at 80% power (5%, two-sided)"),
-    Field("arms.<arm>.sample.calls_for_10_points", "integer|null", "answered calls a side needs to detect "
-          "a 10-point change so"),
     Field("pooled", "object", "the same figures over every arm together"),
     *_aggregate("pooled"),
     Field("comparison", "object|null", "arm against arm on the buckets; null without a pair of arms "

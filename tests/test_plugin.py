@@ -315,7 +315,7 @@ def test_verbose_prints_the_per_call_lines_of_calls_that_were_not_sufficient(pyt
 
 def test_a_small_arm_gets_a_warning(pytester, campaign):
     result = pytester.runpytest(f"--explore-suff={campaign}")
-    result.stdout.fnmatch_lines(["warning: arm headless-with has only 3 answered calls (< 30)*"])
+    result.stdout.fnmatch_lines(["warning: arm headless-with: 3 answered calls (design effect *)*"])
 
 
 def test_control_characters_from_transcripts_never_reach_the_terminal(pytester):
@@ -624,7 +624,7 @@ def test_one_answered_call_is_one_call_in_the_summary_and_the_gates(pytester):
     result = pytester.runpytest(f"--explore-suff={root}", "--explore-suff-min-calls=2")
     result.stdout.fnmatch_lines(
         [
-            "warning: arm headless-with has only 1 answered call (< 30)*",
+            "warning: arm headless-with: 1 answered call (design effect 1.0) detect only*",
             "*--explore-suff-min-calls: arm 'headless-with' has 1 answered call, needs 2: FAILED*",
         ]
     )

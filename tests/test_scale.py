@@ -760,6 +760,7 @@ def _reference_summary(recs: list) -> dict:
     agg["agents"] = {a: agents.count(a) for a in sorted(set(agents))}
     agg["shares"] = shares(agg["counts"], agg["answered"])
     agg["intervals"] = {k: stats.share(clusters(recs, k)).to_dict() for k in KEYS}
+    agg["sample"] = stats.sample_size(agg["shares"]["sufficient"], agg["answered"], agg["intervals"]["sufficient"]["se"])
     figs = {
         f"{kind}_calls": stats.median(rec.get("tools", {}).get(kind, 0) for rec in recs)
         for kind in TOOL_KINDS
