@@ -449,7 +449,6 @@ def test_reports_of_the_previous_schema_are_read_by_every_command(pytester):
         del figures["sample"]
         for key in ("run_figures", "duplicate", "abandon", "cost"):
             del figures[key]
-        figures.pop("sample", None)
         if figures.get("occupancy"):
             assert figures["occupancy"].pop("estimated") == 0
         for spread in (figures.get("allocation") or {}, *(figures.get("occupancy") or {}).values()):
