@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from . import history
-from .compare import BaselineError, load_baseline
+from .compare import BaselineError, read_baseline
 from .document import Coverage, Options, Report, build
 from .history import HistoryError
 from .merge import MergeError, merge_parts, merged_truth
@@ -179,9 +179,11 @@ def _options(doc: dict[str, Any], settings: Any) -> Options:
 def _judge(settings: Any, campaign: str, options: Options, coverage: Coverage,
            records: Sequence[dict[str, Any]], ignored: list[dict[str, str]],
            baseline: tuple[str, list[dict[str, Any]]] | None, store: RecordStore,
-           truth: Any = None, baseline_truth: Any = None) -> Report:  # fmt: skip
+           truth: Any = None, baseline_truth: Any = None,
+           judged: dict[str, Any] | None = None) -> Report:  # fmt: skip
     """`document.build` over records, as the plugin does: through a record store. ``truth``:
-    the report's truth file entry (the records were graded against it), and the baseline's."""
+    the report's truth file entry (the records were graded against it), and the baseline's;
+    ``judged``: what the baseline was judged with."""
     if settings.compare and records:
         from .session import compare_error
 
@@ -196,7 +198,7 @@ def _judge(settings: Any, campaign: str, options: Options, coverage: Coverage,
         gates=settings.gates, min_calls=settings.min_calls, compare=settings.compare, baseline=baseline,
         max_drop=settings.max_drop, metric_gates=settings.metric_gates,
         metric_baseline_gates=settings.metric_baseline_gates, run_gates=settings.run_gates,
-        control=settings.control,
+        control=settings.control, baseline_judged=judged,
         truth=truth if graded else None,
         baseline_truth=(baseline_truth if isinstance(baseline_truth, dict) else {}) if graded else None,
     )  # fmt: skip
@@ -209,13 +211,15 @@ def _baseline_truth(settings: Any) -> Any:
     return history.read(history.resolve(settings.baseline_spec, settings.storage)).get("truth")
 
 
-def _baseline(settings: Any) -> tuple[str, list[dict[str, Any]]] | None:
+def _baseline(settings: Any) -> tuple[tuple[str, list[dict[str, Any]]] | None, dict[str, Any] | None]:
+    """((path, records), what it was judged with) of the baseline the options name."""
     if not settings.baseline_spec:
         if settings.max_drop is not None or settings.metric_baseline_gates or settings.control:
             raise UsageError("a baseline gate needs --explore-suff-baseline=REPORT")
-        return None
+        return None, None
     path = history.resolve(settings.baseline_spec, settings.storage)
-    return path, load_baseline(path)
+    records, judged = read_baseline(path)
+    return (path, records), judged
 
 
 def _print_report(report: Report, settings: Any) -> int:
@@ -289,12 +293,12 @@ def cmd_list(ns: argparse.Namespace) -> int:
 def cmd_compare(ns: argparse.Namespace) -> int:
     settings = _settings(ns)
     base_path, base_doc = _report(ns.baseline, settings.storage)
-    old = load_baseline(base_path)
+    old, judged = read_baseline(base_path)
     _, doc = _report(ns.report, settings.storage)
     with RecordStore() as store:
         report = _judge(settings, doc.get("campaign", ""), _options(doc, settings), _coverage(doc),
                         doc["transcripts"], doc.get("ignored") or [], (base_path, old), store,
-                        doc.get("truth"), base_doc.get("truth"))  # fmt: skip
+                        doc.get("truth"), base_doc.get("truth"), judged)  # fmt: skip
         report.run = doc.get("run")
         return _finish(report, settings, ns.output)
 
@@ -309,8 +313,9 @@ def cmd_merge(ns: argparse.Namespace) -> int:
     if settings.correction != "holm":
         options = Options(**{**options.to_dict(), "correction": settings.correction})
     with RecordStore() as store:
-        report = _judge(settings, campaign, options, coverage, records, ignored, _baseline(settings), store,
-                        truth, _baseline_truth(settings))  # fmt: skip
+        baseline, judged = _baseline(settings)
+        report = _judge(settings, campaign, options, coverage, records, ignored, baseline, store,
+                        truth, _baseline_truth(settings), judged)  # fmt: skip
         report.merge = section
         if section:
             print(f"explore-suff merge: {len(section['overlap'])} transcript(s) judged by more than one "

@@ -164,8 +164,47 @@ def compare_arm_columns(ca: Columns, cb: Columns, a: str, b: str) -> dict[str, A
             "buckets": buckets}  # fmt: skip
 
 
+#: The options that shape a transcript's verdicts, as a report's ``options`` records them,
+#: and the plugin's version: what a baseline (or a run of a trend) was judged with.
+JUDGING = ("tool", "family", "marker", "pattern", "keep_excluded")
+#: How the terminal names each: the option (the plugin's version is no option).
+JUDGING_NAMES = {"tool": "--explore-suff-tool", "family": "--explore-suff-family",
+                 "marker": "--explore-suff-marker", "pattern": "--explore-suff-pattern",
+                 "keep_excluded": "--explore-suff-keep-excluded",
+                 "plugin_version": "the plugin's version"}  # fmt: skip
+
+
+def judged_with(doc: dict[str, Any]) -> dict[str, Any] | None:
+    """What a report was judged with (`JUDGING` and ``plugin_version``); None when it does not
+    record its options (schema 1)."""
+    options = doc.get("options")
+    if not isinstance(options, dict):
+        return None
+    return {**{k: options.get(k) for k in JUDGING}, "plugin_version": doc.get("plugin_version")}
+
+
+def options_differ(old: dict[str, Any] | None, new: dict[str, Any]) -> list[dict[str, Any]] | None:
+    """Each of `JUDGING` (and the plugin's version) that ``old`` was judged with otherwise
+    than ``new``: ``{"option", "baseline", "now"}``; None when ``old`` is not known."""
+    if old is None:
+        return None
+    return [{"option": k, "baseline": old.get(k), "now": new.get(k)} for k in new if old.get(k) != new.get(k)]
+
+
+def differences_text(diffs: Sequence[dict[str, Any]]) -> str:
+    """``--explore-suff-tool 'a' in the baseline, 'b' now; ...``."""
+    return "; ".join(f"{JUDGING_NAMES.get(d['option'], d['option'])} {d['baseline']!r} in the baseline, "
+                     f"{d['now']!r} now" for d in diffs)  # fmt: skip
+
+
 def load_baseline(path: str) -> list[dict[str, Any]]:
     """The transcript records of a saved report; raises BaselineError."""
+    return read_baseline(path)[0]
+
+
+def read_baseline(path: str) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+    """The transcript records of a saved report and what it was judged with (`judged_with`);
+    raises BaselineError."""
     try:
         with open(path, encoding="utf-8") as fh:
             doc = json.load(fh)
@@ -213,7 +252,7 @@ def load_baseline(path: str) -> list[dict[str, Any]]:
     if algorithm != DIGEST:
         # Digests of another algorithm, or none (schema 2), say nothing of these bytes.
         records = [{**rec, "digest": None} for rec in records]
-    return records
+    return records, judged_with(doc)
 
 
 def _metrics_shape(rec: dict[str, Any], where: str) -> None:

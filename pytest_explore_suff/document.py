@@ -19,7 +19,9 @@ from .compare import (
     compare_baseline,
     compare_metric_columns,
     drop_gates,
+    judged_with,
     metric_pair,
+    options_differ,
 )
 from .gates import (
     Gate,
@@ -225,12 +227,14 @@ def build(
     truth_gates: Sequence[Gate] = (),
     truth_baseline_gates: Sequence[Gate] = (),
     baseline_truth: Mapping[str, Any] | None = None,
+    baseline_judged: Mapping[str, Any] | None = None,
 ) -> Report:
     """Aggregate the records, compare arms (and the baseline), decide every gate.
 
     ``truth``: the truth file in play (`truth.Truth.to_dict`, with ``found``) and
     ``questions`` its question ids, each of which the report warns of when it covers
-    no transcript of this run."""
+    no transcript of this run. ``baseline_judged``: what the baseline was judged with
+    (`compare.judged_with`; None: not recorded)."""
     # Dicts, or `store.Slim` views that read like them.
     recs: list[Any] = sorted(records, key=lambda r: r["path"])
     # Each record read once, for every figure below: its arm's columns.
@@ -264,7 +268,11 @@ def build(
         path, old = baseline
         resample = options.gate_on == "bound" and any(g.metric == "residual" for g in metric_baseline_gates)
         changes = compare_baseline(old, recs, resample)
-        base = {"report": path, "campaign": relation(old, recs), "arms": changes}
+        now = judged_with({"options": options.to_dict(), "plugin_version": __version__})
+        assert now is not None
+        base = {"report": path, "campaign": relation(old, recs),
+                "options_differ": options_differ(dict(baseline_judged) if baseline_judged else None, now),
+                "arms": changes}  # fmt: skip
         if truth is not None and baseline_truth is not None:
             # Whether the baseline's answers were graded against the same truth file, by digest.
             old_digest = baseline_truth.get("digest")

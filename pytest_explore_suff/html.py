@@ -758,6 +758,13 @@ def _trend_panel(
             "lower_is_better": lower_is_better}  # fmt: skip
 
 
+def _trend_options(differ: Any) -> str:
+    """What a run of the trend was judged with, against the latest run: the options that differ."""
+    if not isinstance(differ, list):
+        return "–"  # not recorded
+    return f"other: {', '.join(_shown(d) for d in differ)}" if differ else "as the latest"
+
+
 def _trend(section: Any) -> dict[str, Any] | None:
     """The report's ``trend`` section as charts: per arm, a panel per metric."""
     if not isinstance(section, Mapping) or not _seq(section.get("runs")):
@@ -801,7 +808,7 @@ def _trend(section: Any) -> dict[str, Any] | None:
     table = [
         {"label": labels[i], "number": r.get("number"), "name": _shown(r.get("name")) or "–",
          "commit": _shown(r.get("commit")) or "–", "time": _shown(r.get("time")) or "–",
-         "complete": r.get("complete") is not False}
+         "complete": r.get("complete") is not False, "options": _trend_options(r.get("options_differ"))}
         for i, r in enumerate(runs)
     ]  # fmt: skip
     return {

@@ -193,6 +193,8 @@ class Settings:
         #: the baseline as given: a saved run's name, number or 'last' is not a path
         self.baseline_spec: str | None = opt("explore_suff_baseline") or None
         self.baseline: list[dict[str, Any]] | None = None
+        #: what the baseline was judged with (`compare.judged_with`), read with it
+        self.baseline_judged: dict[str, Any] | None = None
         save = config.getoption("explore_suff_save")
         self.save: bool = save is not None or bool(config.getini("explore_suff_autosave"))
         self.save_name: str | None = save or None

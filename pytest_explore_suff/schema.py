@@ -350,6 +350,10 @@ FIELDS: tuple[Field, ...] = (
     Field("baseline.truth", "object", "with a truth file: whether the baseline was graded by the same one"),
     Field("baseline.truth.digest", "string|null", "the baseline's truth file's digest (null: it had none)"),
     Field("baseline.truth.same", "boolean", "the same digest as this run's"),
+    Field("baseline.options_differ", "array|null", "what the baseline was judged with otherwise than "
+          "this run: one `{option, baseline, now}` per option (`tool`, `family`, `marker`, `pattern`, "
+          "`keep_excluded`) or `plugin_version` that differs; empty when none does; null when the "
+          "baseline does not record its options"),
     Field("baseline.arms", "object", "per arm of either report"),
     Field("baseline.arms.<arm>", "object", "one arm, old against new"),
     Field("baseline.arms.<arm>.n_old", "integer", "answered calls in the baseline"),
@@ -410,6 +414,8 @@ FIELDS: tuple[Field, ...] = (
           "family correction of `--max-correct-drop` on the bound reads)"),
     Field("trend", "object|null", "the saved runs before this one and this run, per arm and metric "
           "(`--explore-suff-trend`); null without it (see [trends](../history.md))"),
+    Field("trend.runs[].options_differ", "array|null", "the options (and `plugin_version`) a run was "
+          "judged with otherwise than the latest run, by name; empty when none; null when not recorded"),
     Field("gates", "array", "one entry per gate and arm"),
     Field("gates[].arm", "string|null", "the arm (null: a gate that applies to no arm)"),
     Field("gates[].metric", "string", "a bucket key, `allocation`, `residual_share` or `residual`"),

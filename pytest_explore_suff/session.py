@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from pytest import ExitCode
 
-from . import history, xdist
+from . import __version__, history, xdist
 from .campaign import Campaign, discover, shown
-from .compare import BaselineError, load_baseline
+from .compare import BaselineError, read_baseline
 from .document import Coverage, Options, Report, build
 from .guard import inside
 from .nodes import RECORD_ATTR, cache_hits_key, campaign_key, close_cache, deselected_key, readers_of
@@ -60,7 +60,7 @@ def configure(config: pytest.Config) -> None:
             if not os.path.exists(settings.baseline_path) and settings.baseline_spec:
                 # Not a file: a saved run's name, number, or 'last'
                 settings.baseline_path = history.resolve(settings.baseline_spec, settings.storage)
-            settings.baseline = load_baseline(settings.baseline_path)
+            settings.baseline, settings.baseline_judged = read_baseline(settings.baseline_path)
             if settings.truth is not None:
                 settings.baseline_truth = _baseline_truth(settings.baseline_path)
         except (BaselineError, history.HistoryError) as exc:
@@ -398,6 +398,7 @@ class Reporter:
             min_calls=settings.min_calls,
             compare=settings.compare,
             baseline=baseline,
+            baseline_judged=settings.baseline_judged,
             max_drop=settings.max_drop,
             metric_gates=settings.metric_gates,
             metric_baseline_gates=settings.metric_baseline_gates,
@@ -542,7 +543,8 @@ def apply_trend(report: Report, storage: str, last: int | None, fail: bool) -> l
     documents, skipped = history.readable(runs)
     # What a trend reads of a report: not its transcripts (read back from the spool, they are most of it)
     this = {"run": report.run, "arms": report.arms, "fingerprint": report.fingerprint,
-            "coverage": report.coverage.to_dict()}  # fmt: skip
+            "coverage": report.coverage.to_dict(), "options": report.options.to_dict(),
+            "plugin_version": __version__}  # fmt: skip
     if report.truth is not None:
         this["truth"] = report.truth
     names = history.labels([*documents, this])

@@ -500,6 +500,11 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
                 "the baseline was graded without a truth file: its correct share is not comparable",
                 {"yellow": True},
             )  # fmt: skip
+        if diffs := report.baseline.get("options_differ"):
+            from .compare import differences_text
+
+            yield Line(f"the baseline was judged with other options: {clean(differences_text(diffs))}: "
+                       "a difference below may be the judge's, not the tool's", {"yellow": True})  # fmt: skip
         yield from _table(baseline_table(report.baseline["arms"], width))
     if report.trend:
         yield Line("")
@@ -588,7 +593,9 @@ def trend_table(section: dict[str, Any], width: int = 10_000) -> str:
     run before beyond noise. Narrowed to fit: the buckets' columns go first, then the intervals."""
     # a partial run (-k, a shard) marked, as on the page: it is no run to beat
     labels = [
-        clean(r["label"])[:14] + ("" if r.get("complete", True) else " partial") for r in section["runs"]
+        clean(r["label"])[:14] + ("" if r.get("complete", True) else " partial")
+        + (" *" if r.get("options_differ") else "")
+        for r in section["runs"]
     ]
     blocks = []
     for arm, data in section["arms"].items():
@@ -636,6 +643,11 @@ def trend_lines(section: dict[str, Any], width: int) -> Iterator[Line]:
         if other:
             yield Line(f"graded against another truth file than the latest run, or none: {', '.join(other)}",
                        {"yellow": True})  # fmt: skip
+    other = [f"{clean(r['label'])} ({', '.join(r['options_differ'])})"
+             for r in section["runs"] if r.get("options_differ")]  # fmt: skip
+    if other:
+        yield Line(f"*: judged with other options than the latest run: {'; '.join(other)}; a change "
+                   "there may be the judge's, not the tool's", {"yellow": True})  # fmt: skip
 
 
 def relation_line(baseline: dict[str, Any]) -> Line | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from . import stats
 from .buckets import KEYS
+from .compare import judged_with, options_differ
 from .gates import Gate, Outcome, decided_alone
 from .history import labels
 
@@ -63,13 +64,17 @@ def trend(documents: Sequence[dict[str, Any]], names: Sequence[str] | None = Non
     """The ``trend`` section over ``documents`` (reports, oldest first; the last is the latest)."""
     names = list(names) if names is not None else labels(documents)
     runs = []
+    latest = judged_with(documents[-1]) if documents else None
     for doc, label in zip(documents, names, strict=True):
         run = doc.get("run") or {}
+        differ = options_differ(judged_with(doc), latest) if latest is not None else None
         runs.append({
             "label": label, "number": run.get("number"), "name": run.get("name"),
             "commit": run.get("commit"), "time": run.get("time"),
             "campaign": (doc.get("fingerprint") or {}).get("campaign"),
             "complete": (doc.get("coverage") or {}).get("complete") is True,
+            # what this run was judged with otherwise than the latest (None: not recorded)
+            "options_differ": None if differ is None else [d["option"] for d in differ],
         })  # fmt: skip
     if any(isinstance(doc.get("truth"), dict) for doc in documents):
         # Which truth file graded each run (by digest; None: none): only when one did.

@@ -525,3 +525,36 @@ def test_the_readme_says_how_long_the_suite_takes_as_measured():
         line = next(x for x in lines if "pytest -n 2" in x and "#" in x)
         assert "a few minutes" not in line, (page.name, line)
         assert re.search(r"\d+ min \d+ s on 2 idle cores", line), (page.name, line)
+# -- 8. a baseline judged with other options -------------------------------------------------------
+
+
+def test_a_baseline_judged_with_other_options_says_which_and_records_them(pytester, campaign):
+    run_in(pytester, campaign, "--explore-suff-tool=search_code", "--explore-suff-json=base.json")
+    run_in(pytester, campaign, "--explore-suff-json=same.json")
+    result = run_in(pytester, campaign, "--explore-suff-baseline=base.json", "--explore-suff-json=now.json")
+    words = " ".join(result.stdout.str().split())
+    assert ("the baseline was judged with other options: --explore-suff-tool 'search_code' in the baseline, "
+            "'codegraph_explore' now: a difference below may be the judge's, not the tool's") in words
+    base = load(pytester.path / "now.json")["baseline"]
+    tool = {"option": "tool", "baseline": "search_code", "now": "codegraph_explore"}
+    assert base["options_differ"] == [tool]
+    same = run_in(pytester, campaign, "--explore-suff-baseline=same.json", "--explore-suff-json=now.json")
+    assert "judged with other options" not in same.stdout.str()
+    assert load(pytester.path / "now.json")["baseline"]["options_differ"] == []
+    compared = command(pytester.path, "compare", "base.json", "same.json", "-o", "c.json")
+    assert "judged with other options: --explore-suff-tool 'search_code'" in " ".join(compared.stdout.split())
+    assert load(pytester.path / "c.json")["baseline"]["options_differ"][0]["option"] == "tool"
+
+
+def test_a_trend_marks_the_runs_judged_with_other_options(pytester, campaign):
+    run_in(pytester, campaign, "--explore-suff-save=old", "--explore-suff-marker=^FILE: (\\S+)")
+    run_in(pytester, campaign, "--explore-suff-save=same")
+    result = run_in(pytester, campaign, "--explore-suff-trend=all", "--explore-suff-html=page.html")
+    result.stdout.fnmatch_lines(["old *", "same  *", "*: judged with other options than the latest run: old "
+                                 "(marker); a change there may be the judge's, not the tool's"])  # fmt: skip
+    runs = load(pytester.path / "explore-suff.json")["trend"]["runs"]
+    assert [r["options_differ"] for r in runs] == [["marker"], [], []]
+    page = (pytester.path / "page.html").read_text(encoding="utf-8")
+    assert '<td class="trend-options">other: marker</td>' in page
+    trend = command(pytester.path, "trend")
+    assert "judged with other options than the latest run: old (marker)" in " ".join(trend.stdout.split())
