@@ -413,9 +413,9 @@ FIELDS: tuple[Field, ...] = (
     Field("baseline.arms.<arm>.correct.se", "number|null", "the change's standard error (what the "
           "family correction of `--max-correct-drop` on the bound reads)"),
     Field("trend", "object|null", "the saved runs before this one and this run, per arm and metric "
-          "(`--explore-suff-trend`); null without it (see [trends](../history.md))"),
-    Field("trend.runs[].options_differ", "array|null", "the options (and `plugin_version`) a run was "
-          "judged with otherwise than the latest run, by name; empty when none; null when not recorded"),
+          "(`--explore-suff-trend`); null without it (see [trends](../history.md)); each of its `runs` "
+          "names in `options_differ` the options (and `plugin_version`) it was judged with otherwise "
+          "than the latest run (null: not recorded)"),
     Field("gates", "array", "one entry per gate and arm"),
     Field("gates[].arm", "string|null", "the arm (null: a gate that applies to no arm)"),
     Field("gates[].metric", "string", "a bucket key, `allocation`, `residual_share` or `residual`"),
