@@ -36,6 +36,7 @@ import os
 import sqlite3
 import stat
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -276,6 +277,13 @@ class VerdictCache:
             try:
                 self._db = self._open()
                 return self._db
+            except sqlite3.OperationalError:
+                # Locked: another worker or run is creating the database at this moment. Not
+                # damage: removing the file here lost the other's entries (half the cache under
+                # -n 2). Try once more, then do without the cache for this run.
+                self._close_db()
+                if attempt == 1:
+                    time.sleep(0.2)
             except sqlite3.DatabaseError:
                 self._close_db()
                 if attempt == 1:
