@@ -223,6 +223,31 @@ def _fallback_query(data: dict[str, Any]) -> Any:
     return next((v for v in data.values() if isinstance(v, str)), None)
 
 
+#: How the text starts of a user message an agent's CLI writes itself (context, not a prompt):
+#: Codex's AGENTS.md block, Gemini CLI's and Qwen Code's environment context (older releases:
+#: newer ones wrap it in ``<session_context>``), Claude Code's note of an interrupted request.
+INJECTED_PREFIXES = (
+    "# AGENTS.md instructions for ",
+    "This is the Gemini CLI. We are setting up the context",
+    "This is the Qwen Code. We are setting up the context",
+    "[Request interrupted by user",
+)
+
+
+def injected(text: str) -> bool:
+    """A user message (or block) an agent's CLI wrote, not the user: one or more tagged
+    blocks and nothing else (``<environment_context>``, ``<system-reminder>``, Cline's
+    ``<environment_details>``, Claude Code's ``<command-name>``...), or a known preamble."""
+    t = text.strip()
+    return (t[:1] == "<" and t[-1:] == ">") or t.startswith(INJECTED_PREFIXES)
+
+
+def _meta(event: dict[str, Any]) -> bool:
+    """A Claude Code user line that is no prompt: written for the model (``isMeta``: a
+    command's expansion, a caveat) or a compaction's summary."""
+    return event.get("isMeta") is True or event.get("isCompactSummary") is True
+
+
 @dataclass(slots=True)
 class Collector:
     """Accumulates one transcript's actions and the results the verdicts need.
@@ -552,7 +577,7 @@ class Collector:
         """A user message: its tool results; on the main thread also what it adds to the window."""
         content = message.get("content")
         timeline = self.timeline
-        if main and self.prompt is None:
+        if main and self.prompt is None and not _meta(event):
             self._first_prompt(content)
         if not isinstance(content, list):
             if main and isinstance(content, str):
@@ -569,23 +594,30 @@ class Collector:
                 timeline.add(len(_piece(block)))
 
     def _first_prompt(self, content: Any) -> None:
-        """The main thread's first user text (a string, or its text blocks joined), if any."""
+        """The main thread's first user text (a string, or its text blocks), if any: a line
+        that answers a call (its tool results) is none, nor text the CLI wrote (`injected`)."""
         if isinstance(content, str):
-            text = content
+            self.asked(content)
         elif isinstance(content, list):
-            text = "".join(
-                [b["text"] for b in content if isinstance(b, dict) and b.get("type") == "text"
-                 and isinstance(b.get("text"), str)]
-            )  # fmt: skip
-        else:
-            return
-        if text.strip():
-            self.prompt = text
+            texts = []
+            for b in content:
+                if isinstance(b, dict):
+                    kind = b.get("type")
+                    if kind == "tool_result":
+                        return
+                    if kind == "text" and isinstance(b.get("text"), str):
+                        texts.append(b["text"])
+            self.asked(*texts)
 
-    def asked(self, text: str) -> None:
-        """The user's prompt, as another agent's reader reads it: the first one is kept."""
-        if self.prompt is None and isinstance(text, str) and text.strip():
-            self.prompt = text
+    def asked(self, *texts: Any) -> None:
+        """A user message of the main thread, as its reader reads it (its text blocks): the
+        first one that holds text the user wrote is the run's prompt. Blocks the CLI wrote
+        itself (`injected`) are left out; a message of nothing else is no prompt."""
+        if self.prompt is not None:
+            return
+        kept = [t for t in texts if isinstance(t, str) and t.strip() and not injected(t)]
+        if kept:
+            self.prompt = "\n".join(kept)
 
     def segment(self, path: str) -> None:
         """A file of the transcript starts being read (a turn's segment, or a subagent's file)."""

@@ -226,3 +226,223 @@ def figures(questions: list[dict[str, Any]], group: str, files: list[Path]) -> d
             "gold_first": first, "calls": [c.id for c in judged],
         })  # fmt: skip
     return {"units": units, "calls": calls}
+
+
+# -- the run's first prompt, per agent ----------------------------------------------------------------
+# Written from the formats page and docs/rules.md ("prompt"), reading each agent's raw files: the
+# main thread's first user message with words the user wrote, the CLI's own blocks left out.
+
+CLI_PREAMBLES = (
+    "# AGENTS.md instructions for ",
+    "This is the Gemini CLI. We are setting up the context",
+    "This is the Qwen Code. We are setting up the context",
+    "[Request interrupted by user",
+)
+
+
+def cli_wrote(text: str) -> bool:
+    """Text the agent's CLI wrote as a user message: tagged blocks only, or a known preamble."""
+    t = text.strip()
+    return (t.startswith("<") and t.endswith(">")) or any(t.startswith(p) for p in CLI_PREAMBLES)
+
+
+def _words(texts: list[Any]) -> str | None:
+    kept = [t for t in texts if isinstance(t, str) and t.strip() and not cli_wrote(t)]
+    return "\n".join(kept) if kept else None
+
+
+def _lines(path: str) -> list[dict[str, Any]]:
+    out = []
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            value = json.loads(line)
+            if isinstance(value, dict):
+                out.append(value)
+    return out
+
+
+def _main_files(files: list[str]) -> list[str]:
+    """The first file and its later turns (``<base>.t<N>.jsonl``): the main thread's."""
+    base = re.sub(r"(\.t\d+)?\.jsonl$", "", files[0])
+    return [f for f in files if f == files[0] or re.fullmatch(re.escape(base) + r"\.t\d+\.jsonl", f)]
+
+
+def _claude(files: list[str]) -> str | None:
+    for path in _main_files(files):
+        for e in _lines(path):
+            if e.get("type") != "user" or e.get("parent_tool_use_id") or e.get("isSidechain"):
+                continue
+            if e.get("isMeta") or e.get("isCompactSummary"):
+                continue
+            content = e["message"]["content"]
+            if isinstance(content, list):
+                if any(b.get("type") == "tool_result" for b in content):
+                    continue
+                content = [b.get("text") for b in content if b.get("type") == "text"]
+            found = _words(content if isinstance(content, list) else [content])
+            if found:
+                return found
+    return None
+
+
+def _codex(files: list[str]) -> str | None:
+    for path in _main_files(files):
+        for e in _lines(path):
+            payload = e.get("payload") if "payload" in e else e
+            if not isinstance(payload, dict):
+                continue
+            if e.get("type") == "event_msg" and payload.get("type") == "user_message":
+                found = _words([payload.get("message")])
+            elif payload.get("type") == "message" and payload.get("role") == "user":
+                found = _words([b.get("text") for b in payload.get("content", [])])
+            else:
+                continue
+            if found:
+                return found
+    return None
+
+
+def _gemini(files: list[str]) -> str | None:
+    for path in _main_files(files) if files[0].endswith(".jsonl") else files[:1]:
+        if path.endswith(".jsonl"):
+            messages = [e for e in _lines(path) if e.get("type") == "user" and "content" in e]
+            texts = [[p.get("text") for p in m["content"]] for m in messages]
+        else:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            if isinstance(doc, list):  # a checkpoint: {role, parts}
+                texts = [[p.get("text") for p in c["parts"]] for c in doc if c["role"] == "user"]
+            else:
+                users = [m for m in doc["messages"] if m["type"] == "user"]
+                texts = [[p.get("text") for p in m["content"]] for m in users]
+        for t in texts:
+            if found := _words(t):
+                return found
+    return None
+
+
+def _qwen(files: list[str]) -> str | None:
+    for path in _main_files(files):
+        for e in _lines(path):
+            if e.get("type") == "user" and (found := _words([p.get("text") for p in e["message"]["parts"]])):
+                return found
+    return None
+
+
+def _copilot(files: list[str]) -> str | None:
+    if files[0].endswith(".json"):
+        doc = json.loads(Path(files[0]).read_text(encoding="utf-8"))
+        users = [m["content"] for m in doc["chatMessages"] if m["role"] == "user"]
+        return next((f for content in users if (f := _words([content]))), None)
+    for path in _main_files(files):
+        for e in _lines(path):
+            data = e.get("data") or {}
+            main = e.get("type") == "user.message" and not data.get("parentToolCallId")
+            if main and (found := _words([data.get("content")])):
+                return found
+    return None
+
+
+def _amp(files: list[str]) -> str | None:
+    doc = json.loads(Path(files[0]).read_text(encoding="utf-8"))
+    for m in doc["messages"]:
+        blocks = m["content"]
+        prompt = m["role"] == "user" and not any(b.get("type") == "tool_result" for b in blocks)
+        if prompt and (found := _words([b.get("text") for b in blocks if b.get("type") == "text"])):
+            return found
+    return None
+
+
+def _cline(files: list[str]) -> str | None:
+    by_name = {Path(f).name: f for f in files}
+    if "ui_messages.json" in by_name:
+        ui = json.loads(Path(by_name["ui_messages.json"]).read_text(encoding="utf-8"))
+        task = next((m["text"] for m in ui if m.get("say") == "task"), None)
+        if task is not None:
+            return _words([task])
+    api = json.loads(Path(by_name["api_conversation_history.json"]).read_text(encoding="utf-8"))
+    for m in api:
+        blocks = m["content"] if isinstance(m["content"], list) else [{"type": "text", "text": m["content"]}]
+        if m["role"] != "user" or any(b.get("type") == "tool_result" for b in blocks):
+            continue
+        texts = []
+        for b in blocks:
+            if b.get("type") == "text":
+                inner = re.fullmatch(r"\s*<(task|user_message)>\n?(.*?)\n?</\1>\s*", b["text"], re.S)
+                texts.append(inner.group(2) if inner else b["text"])
+        if found := _words(texts):
+            return found
+    return None
+
+
+def _continue(files: list[str]) -> str | None:
+    doc = json.loads(Path(files[0]).read_text(encoding="utf-8"))
+    for item in doc["history"]:
+        m = item["message"]
+        if m["role"] == "user":
+            c = m["content"]
+            texts = [c] if isinstance(c, str) else [b.get("text") for b in c if b.get("type") == "text"]
+            if found := _words(["".join(t for t in texts if isinstance(t, str))]):
+                return found
+    return None
+
+
+def _openhands(files: list[str]) -> str | None:
+    sdk = any(Path(f).name == "base_state.json" for f in files)
+    pattern = r"event-(\d+)-.*\.json" if sdk else r"(\d+)\.json"
+    numbered = sorted((int(m.group(1)), f) for f in files if (m := re.fullmatch(pattern, Path(f).name)))
+    for _, path in numbered:
+        e = json.loads(Path(path).read_text(encoding="utf-8"))
+        if sdk and e.get("kind") == "MessageEvent" and e.get("source") == "user":
+            found = _words([b.get("text") for b in e["llm_message"]["content"]])
+        elif not sdk and e.get("source") == "user" and e.get("action") == "message":
+            found = _words([e["args"].get("content")])
+        else:
+            continue
+        if found:
+            return found
+    return None
+
+
+def _database(path: str, query: str, session: str) -> list[tuple[Any, ...]]:
+    import sqlite3
+
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return conn.execute(query, (session,)).fetchall()
+    finally:
+        conn.close()
+
+
+def _opencode(files: list[str], session: str) -> str | None:
+    rows = _database(files[0], "SELECT m.data, p.data FROM message m JOIN part p ON p.message_id = m.id "
+                     "WHERE m.session_id = ? ORDER BY m.time_created, m.id, p.id", session)  # fmt: skip
+    messages: dict[str, list[dict[str, Any]]] = {}
+    for info, part in rows:
+        if json.loads(info)["role"] == "user":
+            messages.setdefault(info, []).append(json.loads(part))
+    for parts in messages.values():
+        own = [p for p in parts if p.get("type") == "text" and not (p.get("synthetic") or p.get("ignored"))]
+        texts = [p["text"] for p in own]
+        if found := _words(texts):
+            return found
+    return None
+
+
+def _crush(files: list[str], session: str) -> str | None:
+    query = "SELECT role, parts FROM messages WHERE session_id = ? ORDER BY created_at"
+    for role, parts in _database(files[0], query, session):
+        texts = [p["data"].get("text") for p in json.loads(parts) if p["type"] == "text"]
+        if role == "user" and (found := _words(texts)):
+            return found
+    return None
+
+
+def first_prompt(agent: str, files: list[str], session: str | None = None) -> str | None:
+    """The run's first prompt, read from the raw files of ``agent``'s transcript (``session``:
+    the session of a database)."""
+    if agent in ("opencode", "crush"):
+        assert session is not None
+        return (_opencode if agent == "opencode" else _crush)(files, session)
+    readers = {"claude": _claude, "codex": _codex, "gemini": _gemini, "qwen": _qwen, "copilot": _copilot,
+               "amp": _amp, "cline": _cline, "continue": _continue, "openhands": _openhands}  # fmt: skip
+    return readers[agent](files)

@@ -96,14 +96,20 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             if texts:
                 feed.said("".join(texts))
         elif role == "user":
+            said: list[Any] = []  # `Collector.asked` keeps the strings
+            answered = False
             for block in message["content"]:
                 if not isinstance(block, dict):
                     continue
                 kind = block.get("type")
                 if kind == "tool_result":
+                    answered = True
                     content, error = _result(block.get("run"))
                     feed.result(block.get("toolUseID"), content, error=error)
                 elif kind == "text":
                     feed.added(block.get("text"))
+                    said.append(block.get("text"))
+            if not answered:  # a message of tool results is no prompt
+                collector.asked(*said)  # the thread's first user text is its prompt
     collector.processed = tokens
     feed.run(tokens)

@@ -61,6 +61,15 @@ XML_TOOLS = frozenset({
 _XML_CALL = re.compile(r"<(?P<tag>[a-z_]+)>(?P<body>.*?)</(?P=tag)>", re.S)
 _XML_PARAM = re.compile(r"<(?P<tag>[a-z_]+)>\n?(?P<value>.*?)\n?</(?P=tag)>", re.S)
 _XML_RESULT = re.compile(r"^\[(?P<tool>[a-z_]+)(?: for [^\]]*)?\] Result:", re.M)
+#: The user's words in the API history: the task (``<task>``; Roo Code's later messages
+#: ``<user_message>``), beside the ``<environment_details>`` the extension adds.
+_TASK = re.compile(r"\A\s*<(task|user_message)>\n?(?P<text>.*?)\n?</\1>\s*\Z", re.S)
+
+
+def _task(text: str) -> str:
+    """A user text block of the API history, less the tags that wrap the user's words."""
+    m = _TASK.match(text)
+    return m["text"] if m else text
 #: UI ``tool`` messages' ``tool`` field, as the API's names.
 UI_TOOLS = {
     "readFile": "read_file", "listFilesTopLevel": "list_files", "listFilesRecursive": "list_files",
@@ -185,6 +194,9 @@ class _Task:
                 texts.append(block["text"])
         if not texts:
             return
+        answered = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
+        if not self.pending and not answered:
+            self.c.asked(*map(_task, texts))  # the first is the task (when the UI log gave none)
         text = "\n".join(texts)
         heads = list(_XML_RESULT.finditer(text)) if self.pending else []
         if not heads:
@@ -291,6 +303,10 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     if not isinstance(ui, list):
         ui = None
     task = _Task(collector)
+    # The user's task as typed: the UI log's first ``say: task`` (the API history wraps it).
+    said = next((m.get("text") for m in ui or () if isinstance(m, dict) and m.get("say") == "task"), None)
+    if isinstance(said, str):
+        collector.asked(said)
     if api is not None:
         messages = read_document(api, collector)
         if not isinstance(messages, list):

@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from ..events import RACE_MARKER, Collector, compact_json, metric_len, result_text, texts_of
+from ..events import RACE_MARKER, Collector, compact_json, injected, metric_len, result_text, texts_of
 from ..sources import turns_of
 from .base import TranscriptError, events, unlinked_child, unlinked_delegation
 from .tools import arguments as _arguments
@@ -281,10 +281,20 @@ def _input_text(item: dict[str, Any]) -> str | None:
     return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
 
 
+def _input_blocks(item: dict[str, Any]) -> list[str]:
+    """The texts of a user ``message`` item's blocks (one, for a string)."""
+    content = item.get("content")
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str)]
+
+
 def _is_context(text: str) -> bool:
-    """A user message the CLI writes itself (``<environment_context>``, ``<user_instructions>``...)."""
-    t = text.strip()
-    return t.startswith("<") and t.endswith(">")
+    """A user message the CLI writes itself (``<environment_context>``, ``<user_instructions>``,
+    ``# AGENTS.md instructions for ...``: `events.injected`)."""
+    return injected(text)
 
 
 class _File:
@@ -475,9 +485,14 @@ class _Rollout:
                     self.c.last_text = said  # the answer, when it is the last one (metrics.md)
             else:
                 self.boundary()  # a user or developer message starts a new exchange
-                text = _input_text(item) if item.get("role") == "user" else None
-                if text is not None and not _is_context(text):
-                    self.file.item_inputs.append((text, self.actions()))
+                if item.get("role") == "user":
+                    # The CLI writes its context (AGENTS.md, the environment) as user
+                    # messages too, several blocks in one message in newer releases.
+                    text, blocks = _input_text(item), _input_blocks(item)
+                    if text is not None and not (blocks and all(map(_is_context, blocks))):
+                        self.file.item_inputs.append((text, self.actions()))
+                        if self.main:
+                            self.c.asked(*blocks)
         elif kind in _MODEL_SIDE:
             self.message_id()
 
@@ -522,6 +537,8 @@ class _Rollout:
                     return
                 self.end_copy()
             self.file.inputs.append((text, self.actions()))
+            if self.main:
+                self.c.asked(text)
             return
         if kind == "task_started" and self.file.copy:
             # Codex Desktop 0.119 copies messages and UI events only: no spawn call in the

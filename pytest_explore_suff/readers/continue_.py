@@ -93,6 +93,8 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
                 answered.add(tid)
         else:
             feed.added(text)
+            if role == "user":
+                collector.asked(text)  # the session's first user text is its prompt
     for tid in calls:  # a call with no tool message: its state's output, if it has one
         state = states.get(tid)
         if tid not in answered and state is not None and ("output" in state or _failed(state)):

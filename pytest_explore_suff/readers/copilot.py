@@ -158,9 +158,11 @@ class _Session:
         elif kind == "tool.execution_complete":
             self.completed(data)
         elif kind == "user.message":
-            content = data.get("content")
+            content = data.get("content")  # as typed (``transformedContent``: what the CLI added)
             if isinstance(content, str):
                 self.c.timeline.add(len(content))
+                if self.thread(data) == "main":
+                    self.c.asked(content)
         elif kind == "session.compaction_complete":
             self.c.timeline.restart()
         elif kind == "session.shutdown":
@@ -275,6 +277,7 @@ def _history(path: str, collector: Collector) -> None:
                 collector.tool_result({"tool_use_id": tid, "content": text, "is_error": False})
         elif role == "user":
             timeline.add(len(text))
+            collector.asked(text)
     _run(collector, state)
 
 

@@ -73,6 +73,9 @@ def _feed(feed: Feed, thread: str, messages: list[tuple[str, Any, list[Any]]]) -
     agents: list[str] = []
     for mid, role, parts in messages:
         texts: list[str] = []
+        if role == "user" and main:
+            said = [p.get("data") for p in parts if isinstance(p, dict) and p.get("type") == "text"]
+            feed.c.asked(*[d["text"] for d in said if isinstance(d, dict) and isinstance(d.get("text"), str)])
         for part in parts:
             data = part.get("data") if isinstance(part, dict) else None
             if not isinstance(data, dict):

@@ -274,6 +274,16 @@ def _text_of(content: Any) -> str:
     return ""
 
 
+def _texts(content: Any) -> list[str]:
+    """The text parts of a user message (its string, or its parts' ``text``)."""
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return []
+    return [p if isinstance(p, str) else p["text"] for p in content
+            if isinstance(p, str) or (isinstance(p, dict) and isinstance(p.get("text"), str))]  # fmt: skip
+
+
 def _stamp_of(message: Any) -> float | None:
     return timestamp_ms(message.get("timestamp")) if isinstance(message, dict) else None
 
@@ -315,6 +325,8 @@ class _Session:
         for i, m in enumerate(messages):
             if isinstance(m, dict) and self.thread == "main":
                 self.occupy(m)
+                if m.get("type") == "user" and self.c.prompt is None:
+                    self.c.asked(*_texts(m.get("content")))
             if not isinstance(m, dict) or m.get("type") != "gemini":
                 continue
             self.turns += 1
@@ -403,6 +415,8 @@ class _Session:
             if not isinstance(parts, list):
                 continue
             role = content.get("role")
+            if role == "user" and self.thread == "main" and self.c.prompt is None:
+                self.c.asked(*_texts(parts))  # the first is the CLI's context: `events.injected`
             if role == "model":
                 self.turns += 1
                 said = texts_of(parts)

@@ -93,6 +93,12 @@ class _Reader:
             role = info.get("role")
             step = 0
             texts: list[str] = []
+            if role == "user" and main and self.c.prompt is None:
+                # The user's words: text parts OpenCode did not add itself (``synthetic``: a
+                # file attached with @, a command's expansion; ``ignored``).
+                self.c.asked(*[p["text"] for p in parts if isinstance(p, dict) and p.get("type") == "text"
+                               and isinstance(p.get("text"), str) and p.get("synthetic") is not True
+                               and p.get("ignored") is not True])  # fmt: skip
             for part in parts:
                 if not isinstance(part, dict):
                     continue

@@ -122,6 +122,8 @@ class _Session:
                 self.feed.said(content)
             else:
                 self.feed.added(content)
+                if kind == "message" and ev.get("source") == "user" and isinstance(content, str):
+                    self.c.asked(content)  # the session's first user message is its prompt
             return
         name: Any = kind
         data: Any = args

@@ -123,6 +123,12 @@ class _Conversation:
                 self.feed.said(text)
             else:
                 self.feed.added(text)
+                if ev.get("source") == "user" and isinstance(message, dict):
+                    # Its text blocks, as the user wrote them (``extended_content``: what the
+                    # agent added from its microagents, is apart)
+                    content = message.get("content")
+                    blocks = content if isinstance(content, list) else [content]
+                    self.c.asked(*[b.get("text") if isinstance(b, dict) else b for b in blocks])
         elif kind == "Condensation":
             self.c.timeline.compact()
 

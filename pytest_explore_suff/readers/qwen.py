@@ -110,9 +110,10 @@ class _Chat:
         elif kind == "tool_result":
             self.tool_result(rec)
         elif kind == "user":
-            for part in _parts(rec):
-                if isinstance(part, dict) and isinstance(part.get("text"), str):
-                    self.c.timeline.add(len(part["text"]))
+            texts = [p["text"] for p in _parts(rec) if isinstance(p, dict) and isinstance(p.get("text"), str)]
+            for text in texts:
+                self.c.timeline.add(len(text))
+            self.c.asked(*texts)  # the chat's first user text: the prompt (the main thread's only)
         elif kind == "system":
             subtype = rec.get("subtype")
             if subtype == COMPRESSION:
