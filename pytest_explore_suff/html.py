@@ -109,6 +109,7 @@ TREND_METRICS: tuple[tuple[str, str, str, bool], ...] = (
     *((b.key, b.label, COLOURS[b.key], True) for b in BUCKETS if b.key != "sufficient"),
     ("allocation", "allocation efficiency", "#0072B2", False),
     ("residual_share", "retrieval residual share (median)", "#CC79A7", True),
+    ("correct", "correct answers (pass / graded)", "#2e7d32", False),  # only with ground truth
 )
 
 
@@ -782,7 +783,8 @@ def _trend(section: Any) -> dict[str, Any] | None:
     for name, data in _mapping(section.get("arms")).items():
         series = _mapping(_mapping(data).get("points"))
         # A point per run, whatever the section holds: a short list is padded, a long one cut.
-        panels = [_trend_panel([*_seq(series.get(m[0])), *[None] * n][:n], labels, m) for m in TREND_METRICS]
+        panels = [_trend_panel([*_seq(series.get(m[0])), *[None] * n][:n], labels, m) for m in TREND_METRICS
+                  if m[0] != "correct" or m[0] in series]  # the correct share: only with ground truth
         versus = []
         for metric, vs in _mapping(_mapping(data).get("latest_vs_best")).items():
             if not isinstance(vs, Mapping) or _num(vs.get("diff")) is None:

@@ -415,7 +415,8 @@ FIELDS: tuple[Field, ...] = (
     Field("trend", "object|null", "the saved runs before this one and this run, per arm and metric "
           "(`--explore-suff-trend`); null without it (see [trends](../history.md)); each of its `runs` "
           "names in `options_differ` the options (and `plugin_version`) it was judged with otherwise "
-          "than the latest run (null: not recorded)"),
+          "than the latest run (null: not recorded); when some run was graded against a truth file, each "
+          "run names its digest in `truth` and each arm has a `correct` metric (its correct share)"),
     Field("gates", "array", "one entry per gate and arm"),
     Field("gates[].arm", "string|null", "the arm (null: a gate that applies to no arm)"),
     Field("gates[].metric", "string", "a bucket key, `allocation`, `residual_share` or `residual`"),

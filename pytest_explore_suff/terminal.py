@@ -573,6 +573,7 @@ _TREND_COLUMNS = (
     ("search", "search", False),
     ("allocation", "allocation [95%]", True),
     ("residual_share", "residual", False),
+    ("correct", "correct [95%]", True),  # only when some run of the trend had a truth file
 )
 
 
@@ -605,8 +606,9 @@ def trend_table(section: dict[str, Any], width: int = 10_000) -> str:
             cols = [
                 c
                 for c in _TREND_COLUMNS
-                if keep_buckets or c[0] in ("sufficient", "allocation", "residual_share")
-            ]
+                if c[0] in points and (keep_buckets or c[0] in ("sufficient", "allocation", "residual_share",
+                                                                "correct"))
+            ]  # fmt: skip
             rows = [[label, *(_trend_cell(points[m][i], iv and intervals) for m, _, iv in cols)]
                     for i, label in enumerate(labels)]  # fmt: skip
             headers = ["run", *(h if intervals or not iv else h.split(" ")[0] for _, h, iv in cols)]
@@ -634,8 +636,11 @@ def _hidden_marks(points: dict[str, list[Any]], labels: list[str], shown: set[st
 
 
 def trend_lines(section: dict[str, Any], width: int) -> Iterator[Line]:
+    graded = any("correct" in data["points"] for data in section["arms"].values())
     yield Line(f"trend over {plural(len(section['runs']), 'run')} (oldest first; ^ v: changed beyond noise "
-               "from the run before; residual: median retrieval residual share):")  # fmt: skip
+               "from the run before; residual: median retrieval residual share"
+               + ("; correct: passed / graded answers, '-' for a run without a truth file, compared only "
+                  "between runs graded against the same one" if graded else "") + "):")  # fmt: skip
     yield from (Line(line, table=True) for line in trend_table(section, width).splitlines())
     runs = section["runs"]
     if runs and "truth" in runs[-1]:

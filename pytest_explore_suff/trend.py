@@ -21,6 +21,9 @@ from .history import labels
 METRICS = (*KEYS, "allocation", "residual_share")
 #: Metrics whose drop fails ``--explore-suff-trend-fail`` (higher is better, with an interval).
 GATED = ("sufficient", "allocation")
+#: When some run of the window was graded against a truth file, its arms' correct share too
+#: (pass / judged answers; not gated: ``--max-correct-drop`` compares with a baseline).
+CORRECT = "correct"
 #: Buckets where a higher share is worse (every bucket but sufficient).
 LOWER_IS_BETTER = frozenset(k for k in KEYS if k != "sufficient") | {"residual_share"}
 
@@ -35,6 +38,12 @@ def point(arm: dict[str, Any] | None, metric: str) -> dict[str, Any] | None:
         i = (arm.get("intervals") or {}).get(metric) or {}
         return {"share": arm["shares"][metric], "lo": i.get("lo"), "hi": i.get("hi"), "se": i.get("se"),
                 "n": arm["answered"]}  # fmt: skip
+    if metric == CORRECT:
+        c = (arm.get("truth") or {}).get("correct_share")
+        if not c:
+            return None
+        return {"share": c["share"], "lo": c.get("lo"), "hi": c.get("hi"), "se": c.get("se"),
+                "n": c["judged"]}  # fmt: skip
     if metric == "allocation":
         a = arm.get("allocation")
         if not a:
@@ -76,21 +85,28 @@ def trend(documents: Sequence[dict[str, Any]], names: Sequence[str] | None = Non
             # what this run was judged with otherwise than the latest (None: not recorded)
             "options_differ": None if differ is None else [d["option"] for d in differ],
         })  # fmt: skip
-    if any(isinstance(doc.get("truth"), dict) for doc in documents):
+    graded = any(isinstance(doc.get("truth"), dict) for doc in documents)
+    if graded:
         # Which truth file graded each run (by digest; None: none): only when one did.
         for entry, doc in zip(runs, documents, strict=True):
             t = doc.get("truth")
             entry["truth"] = t.get("digest") if isinstance(t, dict) else None
+    metrics = (*METRICS, CORRECT) if graded else METRICS
     whole = [r["complete"] is True for r in runs]  # the runs that may be the one to beat
     arm_names = sorted({a for doc in documents for a in doc.get("arms", {})})
     arms: dict[str, Any] = {}
     for arm in arm_names:
         series: dict[str, Any] = {}
-        for metric in METRICS:
+        for metric in metrics:
             points = [point(doc.get("arms", {}).get(arm), metric) for doc in documents]
             for i, p in enumerate(points):
                 if p is not None:
-                    p["change"] = change(p, _previous(points, i))
+                    before = _previous(points, i)
+                    if metric == CORRECT and before is not None:
+                        # Answers graded against other questions are no change of the tool's.
+                        j = max(k for k in range(i) if points[k] is before)
+                        before = before if runs[j]["truth"] == runs[i]["truth"] else None
+                    p["change"] = change(p, before)
             series[metric] = points
         against = {m: _against_best(series[m], whole) for m in GATED}
         pooled = {m: _against_pooled(series[m], whole) for m in GATED}

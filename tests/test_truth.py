@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -498,3 +500,50 @@ def test_max_correct_drop_on_the_bound_joins_the_family_of_checks(
     assert drops and all(g["passed"] is True and g["bound"] is not None for g in drops)
     assert doc["family"]["checks"] >= len(drops) + 1  # with the sufficient drop's
     assert result.ret == 0
+
+
+def test_the_trend_has_a_correct_column_when_some_run_was_graded(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    run_campaign(truth_campaign, "--explore-suff-save=bare", "--explore-suff-truth=none")
+    run_campaign(truth_campaign, "--explore-suff-save=graded")
+    run_campaign(truth_campaign, "--explore-suff-save=again")
+    other = GOOD + "must_not = ['no idea']\n"
+    (truth_campaign / "explore-suff-truth.toml").write_text(other, encoding="utf-8")
+    result, doc = run_campaign(truth_campaign, "--explore-suff-trend=all", "--explore-suff-html=r.html")
+    assert doc is not None
+    points = doc["trend"]["arms"]["headless-with"]["points"]["correct"]
+    assert points[0] is None  # graded against no truth file
+    shares = [p["share"] for p in points[1:]]
+    assert shares == [doc["arms"]["headless-with"]["truth"]["correct_share"]["share"]] * 3 == [0.5] * 3
+    assert [p["n"] for p in points[1:]] == [2, 2, 2]
+    assert points[2]["change"] is not None and points[2]["change"]["diff"] == 0.0  # the same truth file
+    assert points[3]["change"] is None  # another truth file: no change of the tool's to test
+    assert "correct" not in doc["trend"]["arms"]["headless-with"]["latest_vs_pooled"]  # not gated
+    table = result.stdout.str().split("trend over 4 runs", 1)[1]
+    assert "correct: passed / graded answers" in table.splitlines()[0]
+    block = table.split("arm headless-with\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert block[0].split()[-2:] == ["correct", "[95%]"]
+    rows = {line.split()[0]: line.rstrip() for line in block[2:]}
+    assert rows["bare"].endswith(" -") and rows["graded"].endswith("50 [5-95]")
+    assert rows["again"].endswith("50 [5-95]") and rows["this"].endswith("50 [5-95]")  # no mark
+    assert "correct answers (pass / graded)" in (pytester.path / "r.html").read_text(encoding="utf-8")
+    exe = Path(sys.executable).with_name("explore-suff")  # the saved runs' trend, without pytest
+    cli = subprocess.run([str(exe), "trend"], cwd=pytester.path, capture_output=True, text=True, check=False)
+    assert cli.returncode == 0, cli.stderr
+    assert "correct [95%]" in cli.stdout and "50 [5-95]" in cli.stdout
+
+
+def test_the_trend_without_ground_truth_has_no_correct_column(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    for name in ("one", "two"):
+        run_campaign(truth_campaign, f"--explore-suff-save={name}", "--explore-suff-truth=none")
+    result, doc = run_campaign(truth_campaign, "--explore-suff-trend=all", "--explore-suff-truth=none",
+                               "--explore-suff-html=r.html")  # fmt: skip
+    assert doc is not None
+    assert all("correct" not in arm["points"] for arm in doc["trend"]["arms"].values())
+    assert "truth" not in doc["trend"]["runs"][0]
+    out = result.stdout.str()
+    assert "correct" not in out.split("trend over 3 runs", 1)[1]
+    assert "correct answers" not in (pytester.path / "r.html").read_text(encoding="utf-8")
