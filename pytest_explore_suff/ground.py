@@ -18,7 +18,7 @@ import pytest
 import xxhash
 
 from .readers import TranscriptError
-from .truth import JUDGED, Conflict, Truth, Unit, assess
+from .truth import CONFLICT, JUDGED, Conflict, Truth, Unit, assess
 
 #: Where the judges' verdicts are kept in pytest's cache directory.
 CACHE_PREFIX = "explore-suff/judge/"
@@ -28,6 +28,18 @@ BUILTIN_JUDGE = "explore-suff-campaign"
 
 class JudgeError(TranscriptError):
     """A judge that raised or answered something that is no verdict: fails its item."""
+
+
+#: How the reason of an item a `JudgeError` failed starts.
+JUDGE = "the judge ("
+
+
+def failed_on(reason: str) -> str | None:
+    """Why an item failed on the ground truth, from its record's reason: ``conflict`` (two
+    questions cover it), ``judge`` (the judge raised or answered garbage); None: not so."""
+    if reason.startswith(("the transcript ", "turn ")) and CONFLICT in reason:
+        return "conflict"
+    return "judge" if reason.startswith(JUDGE) else None
 
 
 def apply(
@@ -82,7 +94,7 @@ def judge_units(config: pytest.Config, units: Sequence[Unit], path: str) -> None
                 got = config.hook.pytest_explore_suff_judge(question=question, answer=answer, transcript=path)
             except Exception as exc:
                 raise JudgeError(
-                    f"the judge ({name}) raised {type(exc).__name__} on question "
+                    f"{JUDGE}{name}) raised {type(exc).__name__} on question "
                     f"{unit.question.id!r}: {_one_line(exc)}"
                 ) from None
             if got is None:
@@ -115,7 +127,7 @@ def _valid(got: Any) -> bool:
 
 def _checked(got: Any, name: str, qid: str) -> dict[str, Any]:
     """A judge's answer as the record keeps it; raises `JudgeError` for garbage."""
-    where = f"the judge ({name}) on question {qid!r}"
+    where = f"{JUDGE}{name}) on question {qid!r}"
     if not isinstance(got, Mapping):
         raise JudgeError(
             f"{where} returned {type(got).__name__} {_short(got)}, not a mapping with a 'verdict'"

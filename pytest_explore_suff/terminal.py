@@ -528,9 +528,9 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
         yield Line(f"excluded from the aggregates: {len(excluded)} transcript(s)")
         for r in excluded:
             yield Line(f"  {clean(r['path'])}: {clean(r['reason'])}")
-    errors = sum(1 for r in report.transcripts if r["status"] == "error")
-    if errors:
-        yield Line(f"unreadable: {errors} transcript(s) (failed items)")
+    failed = [r for r in report.transcripts if r["status"] == "error"]
+    if failed:
+        yield from _failed_lines(failed, report.truth is not None)
     if report.ignored:
         folders = sum(1 for r in report.ignored if str(r.get("reason", "")).startswith(FOLDER_REASON))
         what = f"{len(report.ignored) - folders} file(s)" + (f" and {folders} folder(s)" if folders else "")
@@ -562,6 +562,25 @@ def _verdict_lines(report: Report, passed: bool) -> Iterator[Line]:
     if not cov.complete:
         yield Line(f"explore-suff: partial run: {cov.ran} of {plural(cov.collected, 'transcript')} ran "
                    f"({'; '.join(cov.why())}); the report says so", {"yellow": True})  # fmt: skip
+
+
+def _failed_lines(failed: list[Mapping[str, Any]], graded: bool) -> Iterator[Line]:
+    """The failed items: the unreadable transcripts; with a truth file, those that failed on
+    it (two questions covered them, or their judge raised or answered garbage) apart."""
+    why: dict[str | None, int] = {None: len(failed)}
+    if graded:
+        from .ground import failed_on
+
+        why = {}
+        for r in failed:
+            cause = failed_on(str(r.get("reason") or ""))
+            why[cause] = why.get(cause, 0) + 1
+    if why.get(None):
+        yield Line(f"unreadable: {why[None]} transcript(s) (failed items)")
+    if conflicts := why.get("conflict", 0):
+        yield Line(f"covered by two questions of the truth file: {conflicts} transcript(s) (failed items)")
+    if judged := why.get("judge", 0):
+        yield Line(f"judge failed (raised, or answered no verdict): {judged} transcript(s) (failed items)")
 
 
 #: The trend table's columns: (metric, header, with its interval).

@@ -316,6 +316,10 @@ class Conflict(Exception):
     """A transcript (or segment) two questions cover: its item fails naming both."""
 
 
+#: What the reason of an item a `Conflict` failed says (the terminal counts such items apart).
+CONFLICT = "is covered by two questions of the truth file:"
+
+
 def file_turn(path: str, first: str) -> int | None:
     """The turn a transcript's file holds: ``run-X.t<k>.jsonl`` is turn k, the run's first
     file (``first``) turn 1 unless named as a later one; None for another file (a subagent's)."""
@@ -340,9 +344,7 @@ def units(
         for b, tb in found[i + 1 :]:
             if ta is None or tb is None or ta == tb:
                 where = "the transcript" if ta is None and tb is None else f"turn {ta or tb}"
-                raise Conflict(
-                    f"{where} is covered by two questions of the truth file: {a.id!r} and {b.id!r}"
-                )
+                raise Conflict(f"{where} {CONFLICT} {a.id!r} and {b.id!r}")
     return found
 
 

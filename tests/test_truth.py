@@ -187,6 +187,33 @@ def test_a_transcript_two_questions_cover_fails_its_own_item_naming_both(
     assert doc is not None
     failed = [t for t in doc["transcripts"] if t["status"] == "error"]
     assert [t["path"] for t in failed] == ["express/run1/run-headless-with.jsonl"]
+    # It is no unreadable transcript: the summary counts it apart.
+    result.stdout.fnmatch_lines(["covered by two questions of the truth file: 1 transcript(s) (failed items)"])  # noqa: E501
+    assert "unreadable:" not in result.stdout.str()
+
+
+def test_the_summary_counts_unreadable_transcripts_apart_from_those_failed_on_the_truth(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    (truth_campaign / "explore-suff-truth.toml").write_text(
+        GOOD + '[[question]]\nid = "other"\ngroup = "express"\nprompt = "."\nanswer = []\n', encoding="utf-8"
+    )
+    answered_run(["lib/a.js"], "x", prompt="a prompt").write(
+        truth_campaign / "express" / "run1" / "run-headless-with.jsonl"
+    )
+    broken = truth_campaign / "express" / "run2" / "run-headless-with.jsonl"
+    broken.write_text(broken.read_text(encoding="utf-8") + "{not json\n{}\n", encoding="utf-8")
+    result, _ = run_campaign(truth_campaign, "--explore-suff-strict")
+    result.assert_outcomes(passed=1, failed=2)
+    result.stdout.fnmatch_lines([
+        "unreadable: 1 transcript(s) (failed items)",
+        "covered by two questions of the truth file: 1 transcript(s) (failed items)",
+    ])  # fmt: skip
+    # Without a truth file the line is as it always was: every failed item is counted there.
+    result, _ = run_campaign(truth_campaign, "--explore-suff-strict", "--explore-suff-truth=none")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["unreadable: 1 transcript(s) (failed items)"])
+    assert "covered by two questions" not in result.stdout.str()
 
 
 def test_a_transcript_no_question_covers_counts_under_no_question(

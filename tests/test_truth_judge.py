@@ -127,6 +127,9 @@ def test_a_judge_that_fails_fails_its_items_with_one_line_and_the_rest_reports(
     result.assert_outcomes(failed=3)
     result.stdout.fnmatch_lines([f"*the judge (*) {line}"])
     assert "Traceback" not in result.stdout.str()
+    # The summary counts them as the judge's failures, not as unreadable transcripts.
+    result.stdout.fnmatch_lines(["judge failed (raised, or answered no verdict): 3 transcript(s) (failed items)"])  # noqa: E501
+    assert "unreadable:" not in result.stdout.str()
     assert doc is not None  # the report is written, the failed transcripts in it
     assert {t["status"] for t in doc["transcripts"]} == {"error"}
     # Nothing was cached: a run with a working judge asks again.
