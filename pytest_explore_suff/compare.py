@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from statistics import NormalDist
 from typing import Any
 
@@ -507,18 +507,9 @@ def _metric_changes(
     if res_old is not None and res_new is not None and res_old > 0:
         growth = (res_new - res_old) / res_old
     if growth is not None and resample:
-        vn, vo = _residuals(rn), _residuals(ro)
-        paired = "transcript" if any(k[0] != "no digest" for k in vn.keys() & vo.keys()) else None
-        if paired is None:
-            # Other transcripts: resampled by group when both sides have several (transcripts
-            # of one repository are alike; two campaigns of other questions differ by them).
-            gn, go = _by_group_values(rn), _by_group_values(ro)
-            if len(gn) >= 2 and len(go) >= 2 and set(gn) != set(go):
-                vn, vo = gn, go
-        draws = stats.bootstrap_growth(vn, vo, paired=paired is not None)
+        draws, paired = median_draws(rn, ro, _residual_of, relative=True)
         if draws is not None:
-            mean = sum(draws) / len(draws)
-            growth_se = (sum((g - mean) ** 2 for g in draws) / (len(draws) - 1)) ** 0.5
+            growth_se = spread(draws)
     allocation: dict[str, Any] = {"old": eff_old, "new": eff_new, "diff": None, "se": None, "df": None,
                                   "lo": None, "hi": None, "paired": None}  # fmt: skip
     if eff_old is not None and eff_new is not None:
@@ -531,23 +522,49 @@ def _metric_changes(
     }
 
 
-def _by_group_values(recs: list[dict[str, Any]]) -> dict[Any, list[float]]:
-    """The retrieval residuals per group."""
-    out: dict[Any, list[float]] = {}
-    for r in recs:
-        b = brief_of(r)
-        if b[5] is not None and b[9] is not None:
-            out.setdefault(("group", r["group"]), []).append(float(b[9]))
-    return out
+def _residual_of(rec: Any) -> float | None:
+    """A transcript's retrieval residual (None: no occupancy, or no answered call)."""
+    b = brief_of(rec)
+    return float(b[9]) if b[5] is not None and b[9] is not None else None
 
 
-def _residuals(recs: list[dict[str, Any]]) -> dict[Any, list[float]]:
-    """The retrieval residuals per transcript digest (a transcript without one is its own key)."""
+def spread(draws: Sequence[float]) -> float:
+    """The standard deviation of bootstrap replicates: the standard error they estimate."""
+    mean = sum(draws) / len(draws)
+    return float((sum((g - mean) ** 2 for g in draws) / (len(draws) - 1)) ** 0.5)
+
+
+def median_draws(
+    new: Sequence[Any], old: Sequence[Any], value: Callable[[Any], float | None], *, relative: bool
+) -> tuple[list[float] | None, str | None]:
+    """Bootstrap replicates of the change of a per-run figure's median from ``old`` to ``new``
+    records (`stats.bootstrap_growth`: relative to the old median, or in the figure's units),
+    and how they were paired: by transcript when the sides share transcripts (digests), else
+    unpaired over transcripts, or over groups when both sides have several groups and not
+    the same ones (transcripts of one repository are alike; two campaigns of other questions
+    differ by them). None: a side has under two keys (or, relative, an old median of 0)."""
+    vn, vo = _values_by(new, value, _transcript), _values_by(old, value, _transcript)
+    paired = "transcript" if any(k[0] != "no digest" for k in vn.keys() & vo.keys()) else None
+    if paired is None:
+        gn, go = _values_by(new, value, _group), _values_by(old, value, _group)
+        if len(gn) >= 2 and len(go) >= 2 and set(gn) != set(go):
+            vn, vo = gn, go
+    return stats.bootstrap_growth(vn, vo, paired=paired is not None, relative=relative), paired
+
+
+def _group(rec: Any, i: int) -> tuple[Any, ...]:
+    return ("group", rec["group"])
+
+
+def _values_by(
+    recs: Sequence[Any], value: Callable[[Any], float | None], key: Callable[[Any, int], tuple[Any, ...]]
+) -> dict[Any, list[float]]:
+    """The records' figures (None left out) under each key: a transcript, or a group."""
     out: dict[Any, list[float]] = {}
     for i, r in enumerate(recs):
-        b = brief_of(r)
-        if b[5] is not None and b[9] is not None:
-            out.setdefault(_transcript(r, i), []).append(float(b[9]))
+        v = value(r)
+        if v is not None:
+            out.setdefault(key(r, i), []).append(v)
     return out
 
 

@@ -1,12 +1,13 @@
 """Control groups: repositories an A/B's change must not affect (``--explore-suff-control``).
 
 Every metric of the control groups, in each arm, is compared with the same groups and arm
-of the baseline report; a metric "moved beyond noise" when its change is significant at
-5% after Holm's correction over every compared metric and arm, so the run fails on a
-false alarm at most 5% of the time when nothing moved (family-wise; tests/test_control.py
-checks it by seeded simulation). Plain library code: no pytest import.
+of the baseline report: its change, standard error and degrees of freedom. Each line is a
+two-sided member of the run's family of checks (`gates.evaluate_control`, `gates.correct`):
+with every other gate that fails on evidence, Holm's step-down keeps the chance that any
+fails when nothing moved at `gates.ALPHA` (tests/test_control.py checks it by seeded
+simulation). Plain library code: no pytest import.
 
-The metrics and their changes (new minus old, a normal test on each):
+The metrics and their changes (new minus old; each a t test, Welch's degrees of freedom):
 
 - the five bucket shares: the clustered share (`stats.share`, runs as clusters), its
   variance on each side added;
@@ -25,7 +26,6 @@ from . import stats
 from .buckets import KEYS
 from .report import TABLE, brief_of, table_of
 
-ALPHA = 0.05
 #: Per-run figures compared by their mean: (name in the line, index in `report.TABLE`).
 _MEANS = tuple((name, TABLE.index(key)) for name, key in (
     ("duration_s", "duration_s"), ("tool_calls", "tool_calls"), ("read_calls", "read"),
@@ -89,44 +89,6 @@ def _estimate(metric: str, recs: Sequence[Mapping[str, Any]]) -> tuple[float, fl
     return mean, var, n
 
 
-def _p_value(diff: float, var: float, df: float) -> float:
-    """Two-sided p of a t test of ``diff`` = 0 with ``df`` degrees of freedom."""
-    if var <= 0:
-        return 1.0 if diff == 0 else 0.0
-    t = abs(diff) / math.sqrt(var)
-    return _betai(df / 2, 0.5, df / (df + t * t))
-
-
-def _betai(a: float, b: float, x: float) -> float:
-    """The regularized incomplete beta function I_x(a, b) (a continued fraction, Lentz's method)."""
-    if x <= 0:
-        return 0.0
-    if x >= 1:
-        return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    front = math.exp(log_front)
-    if x > (a + 1) / (a + b + 2):
-        return 1.0 - _betai(b, a, 1.0 - x)
-    tiny = 1e-300
-    f, c, d = 1.0, 1.0, 0.0
-    for i in range(400):
-        m = i // 2
-        if i == 0:
-            num = 1.0
-        elif i % 2 == 0:
-            num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m))
-        else:
-            num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))
-        d = 1.0 + num * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + num / c
-        c = c if abs(c) > tiny else tiny
-        f *= c * d
-        if abs(1.0 - c * d) < 1e-14:
-            break
-    return front * (f - 1.0) / a
-
-
 def _df(a: tuple[float, float, int], b: tuple[float, float, int]) -> float:
     """Welch-Satterthwaite degrees of freedom of the two sides' variances (runs - 1 each)."""
     va, vb = a[1], b[1]
@@ -135,37 +97,14 @@ def _df(a: tuple[float, float, int], b: tuple[float, float, int]) -> float:
     return (va + vb) ** 2 / (va * va / (a[2] - 1) + vb * vb / (b[2] - 1))
 
 
-def _t95(df: float) -> float:
-    """The two-sided 95% quantile of Student's t (bisection on `_p_value`'s tail)."""
-    lo, hi = 1.9, 20.0
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if _betai(df / 2, 0.5, df / (df + mid * mid)) > 0.05:
-            lo = mid
-        else:
-            hi = mid
-    return hi
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the input's order: reject where < alpha."""
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    m = len(p_values)
-    out = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        out[i] = running
-    return out
-
-
 def changes(
     now: Iterable[Mapping[str, Any]], old: Iterable[Mapping[str, Any]], groups: Sequence[str]
 ) -> list[dict[str, Any]]:
-    """One entry per arm and metric of the control groups: old, new, the change with its 95%
-    interval, its p-value and Holm-adjusted p-value, and whether it ``moved`` (adjusted p
-    below 5%); ``why`` when it cannot be decided (no figure, or one run on a side: no noise
-    to measure). A metric neither side has is left out."""
+    """One entry per arm and metric of the control groups: old, new, the change (new minus
+    old) with its standard error and Welch's degrees of freedom, and the runs of this run's
+    side; ``se`` None with ``why`` when it cannot be decided (no figure on a side, or one run
+    on a side: no noise to measure). A metric neither side has is left out. Whether a change
+    moved beyond noise is the run's family's to decide (`gates.evaluate_control`)."""
     wanted = frozenset(groups)
     new_arms, old_arms = _classified(now, wanted), _classified(old, wanted)
     out: list[dict[str, Any]] = []
@@ -177,21 +116,14 @@ def changes(
                 continue
             entry: dict[str, Any] = {
                 "arm": arm, "metric": metric, "old": None if a is None else a[0],
-                "new": None if b is None else b[0], "change": None, "lo": None, "hi": None,
-                "p": None, "p_holm": None, "moved": None, "why": "",
+                "new": None if b is None else b[0], "runs": 0 if b is None else b[2], "change": None,
+                "se": None, "df": None, "why": "",
             }  # fmt: skip
             if a is None or b is None:
                 entry["why"] = f"no figure in {'the baseline' if a is None else 'this run'}"
             elif a[2] < 2 or b[2] < 2:
                 entry["why"] = "fewer than two runs on a side: no noise to measure"
             else:
-                diff, var = b[0] - a[0], a[1] + b[1]
-                df = _df(a, b)
-                half = _t95(df) * math.sqrt(var)
-                entry.update(change=diff, lo=diff - half, hi=diff + half, p=_p_value(diff, var, df))
+                entry.update(change=b[0] - a[0], se=math.sqrt(a[1] + b[1]), df=_df(a, b))
             out.append(entry)
-    decided = [e for e in out if e["p"] is not None]
-    for e, adjusted in zip(decided, holm([e["p"] for e in decided]), strict=True):
-        e["p_holm"] = adjusted
-        e["moved"] = adjusted < ALPHA
     return out

@@ -287,13 +287,16 @@ def build(
             (change.get("residual") or {}).pop("draws", None)
     if run_gates:
         base_arms = None
+        by_arm: dict[str, list[Any]] | None = None
         if baseline is not None:
-            by_arm: dict[str, list[Any]] = {}
+            by_arm = {}
             for rec in baseline[1]:
                 if rec.get("status") == "classified":
                     by_arm.setdefault(str(rec.get("arm")), []).append(rec)
             base_arms = {arm: table_summary(rs) for arm, rs in by_arm.items()}
-        outcomes += evaluate_run_gates(list(run_gates), arms, arm_pair(arms, compare), base_arms)
+        now_recs = {arm: c.recs for arm, c in columns.items()}
+        outcomes += evaluate_run_gates(list(run_gates), arms, arm_pair(arms, compare), base_arms,
+                                       options.gate_on, now_recs, by_arm)  # fmt: skip
     if control:
         outcomes += evaluate_control(control, recs, None if baseline is None else baseline[1])
     pair_m = metric_pair(arms, compare)

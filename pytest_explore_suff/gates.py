@@ -36,6 +36,7 @@ not a member and is left as it is.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -139,7 +140,17 @@ class Outcome:
             **(self.detail or {}),
             **({"se": self.se, "df": self.df, "worse": self.worse, "sides": self.sides, "p": self.p,
                 "level": self.level} if self.member else {}),
+            **(dict(zip(("lo", "hi"), self.interval(), strict=True))
+               if self.member and self.sides == 2 else {}),
         }
+
+    def interval(self) -> tuple[float, float]:
+        """A member's two-sided interval of its value at the level it was tested at (both
+        sides at that level each when ``sides=1``): for a control line, the change's."""
+        assert self.value is not None and self.se is not None
+        level = (ALPHA if self.level is None else self.level) / self.sides
+        z = t_isf(level, self.df) if self.df is not None else _NORMAL.inv_cdf(1.0 - level)
+        return self.value - z * self.se, self.value + z * self.se
 
     def describe(self) -> str:
         g = self.gate
@@ -190,7 +201,10 @@ class Outcome:
             return f"{g.option}: {where} has {self.why or 'no ' + words}: not applicable, not a pass"
         verdict = "passed" if self.passed else "FAILED"
         assert self.value is not None
-        change = f"{self.value:+g}" if g.op == "max_increase" else f"{self.value:+.1%}"
+        form = "+.3g" if g.op == "max_increase" else "+.1%"
+        change = format(self.value, form)
+        if self.on == "bound" and self.bound is not None:
+            change += f", at least {self.bound:{form}} at the {self.confidence} bound"
         return (f"{g.option}: {where} {words} {d.get('new'):g} against {d.get('old'):g} in "
                 f"{d.get('against')} ({change}, n={self.n}) <= {g.threshold:g}: {verdict}")  # fmt: skip
 
@@ -206,10 +220,10 @@ class Outcome:
         if self.passed is None:
             return f"{head}: {self.why}: not applicable, not a pass"
         old, new = d["old"], d["new"]
+        lo, hi = self.interval()
         moved = "moved beyond noise" if not self.passed else "within noise"
-        return (f"{head} {old:.3g} -> {new:.3g} (change {self.value:+.3g}, 95% {d['lo']:+.3g} to "
-                f"{d['hi']:+.3g}; Holm-adjusted p {d['p_holm']:.3f}): {moved}: "
-                f"{'passed' if self.passed else 'FAILED'}")  # fmt: skip
+        return (f"{head} {old:.3g} -> {new:.3g} (change {self.value:+.3g}, {self.confidence} "
+                f"{lo:+.3g} to {hi:+.3g}): {moved}: {'passed' if self.passed else 'FAILED'}")  # fmt: skip
 
     def _describe_metric(self, where: str) -> str:
         g = self.gate
@@ -549,7 +563,16 @@ def outcome_of(d: dict[str, Any]) -> Outcome:
     return Outcome(gate, d.get("arm"), d.get("value"), int(d.get("n") or 0), d.get("passed"),
                    str(d.get("on") or "point"), d.get("bound"), str(d.get("against") or ""),
                    se=d.get("se"), worse=int(d.get("worse") or 1), sides=int(d.get("sides") or 1),
-                   df=d.get("df"), p=d.get("p"), level=d.get("level"))  # fmt: skip
+                   df=d.get("df"), detail=_detail_of(d),
+                   p=d.get("p"), level=d.get("level"))  # fmt: skip
+
+
+def _detail_of(d: dict[str, Any]) -> dict[str, Any] | None:
+    """What a gate's JSON entry holds beyond its outcome's fields (the run and control gates'
+    `Outcome.detail`; a run gate's ``against`` is the reference arm, the trend's its words)."""
+    trend = d.get("op") == "trend"
+    kept = {k: v for k, v in d.items() if k not in _ENTRY_KEYS or (k == "against" and not trend)}
+    return kept or None
 
 
 #: A run gate's figure in an arm's ``run_figures`` (`report.table_summary`): the row, else
@@ -569,11 +592,19 @@ def evaluate_run_gates(
     arms: dict[str, dict[str, Any]],
     pair: tuple[str, str] | None,
     baseline: dict[str, dict[str, Any]] | None,
+    on: str = "point",
+    records: Mapping[str, Sequence[Any]] | None = None,
+    baseline_records: Mapping[str, Sequence[Any]] | None = None,
 ) -> list[Outcome]:
     """``--max-read-increase``, ``--max-duration-increase``, ``--max-cost-increase``: the arm's
     median against the same arm in the baseline (``baseline``: its arms' aggregates), else
     against the other arm of the compared ``pair``. Without ``ARM:``: every arm with the
-    figure (against the baseline), or the pair's first arm (against its second)."""
+    figure (against the baseline), or the pair's first arm (against its second).
+
+    On the bound (``records``, and ``baseline_records`` against a baseline: each arm's
+    classified records), the increase is decided on a bootstrap of the change of the medians
+    (`compare.median_draws`, resampled as the residual's growth): a member of the run's
+    family of checks, failing when the increase exceeds the threshold beyond noise."""
     outcomes: list[Outcome] = []
     for gate in gates:
         rows = _RUN_ROWS[gate.metric]
@@ -590,9 +621,11 @@ def evaluate_run_gates(
         for arm in targets:
             if baseline is not None:
                 ref, against = baseline.get(arm), f"the baseline's arm {arm!r}"
+                ref_recs = (baseline_records or {}).get(arm, ())
             elif pair and arm in pair:
                 other = pair[1] if arm == pair[0] else pair[0]
                 ref, against = arms.get(other), f"arm {other!r}"
+                ref_recs = (records or {}).get(other, ())
             else:
                 outcomes.append(Outcome(gate, arm, None, 0, None, why="no arm to compare it with (no "
                                         "baseline, and it is not one of the compared pair)"))  # fmt: skip
@@ -617,16 +650,31 @@ def evaluate_run_gates(
                 value = new - old
             n = int(((agg.get("run_figures") or {}).get(row) or {}).get("runs") or 0)
             detail = {"figure": row, "words": words, "new": new, "old": old, "against": against}
-            outcomes.append(Outcome(gate, arm, value, n, value <= gate.threshold, detail=detail))
+            draws = None
+            if on == "bound" and records is not None:
+                from .compare import median_draws, spread
+                from .report import TABLE, table_of
+
+                def figure(rec: Any, at: int = TABLE.index(row)) -> float | None:
+                    return table_of(rec)[at]  # type: ignore[no-any-return]
+
+                draws, _ = median_draws(records.get(arm, ()), ref_recs, figure,
+                                        relative=gate.op == "max_rel_increase")  # fmt: skip
+            if draws is not None:  # a member of the family of checks
+                o = Outcome(gate, arm, value, n, True, on, se=spread(draws), draws=draws, detail=detail)
+                outcomes.append(decided_alone(o))
+            else:  # on the point, or no interval to decide on (under two runs on a side)
+                outcomes.append(Outcome(gate, arm, value, n, value <= gate.threshold, detail=detail))
     return outcomes
 
 
 def evaluate_control(
     groups: tuple[str, ...], now: Any, baseline: list[dict[str, Any]] | None
 ) -> list[Outcome]:
-    """``--explore-suff-control``: one outcome per arm and metric of the control groups;
-    a metric that moved beyond noise (Holm over every line, `control.changes`) fails."""
-    gate = Gate("control", "control", 0.05)
+    """``--explore-suff-control``: one outcome per arm and metric of the control groups
+    (`control.changes`), each a two-sided member of the run's family of checks: a metric
+    that moved beyond noise, at the level `correct` tests it at, fails."""
+    gate = Gate("control", "control", 0.0)
     detail: dict[str, Any] = {"groups": list(groups)}
     if baseline is None:
         return [Outcome(gate, None, None, 0, None, why="needs --explore-suff-baseline", detail=detail)]
@@ -638,11 +686,17 @@ def evaluate_control(
         return [Outcome(gate, None, None, 0, None, why=why, detail=detail)]
     out = []
     for c in found:
-        passed = None if c["moved"] is None else not c["moved"]
-        d = {**detail, "control_metric": c["metric"], **{k: c[k] for k in _CONTROL_KEYS}}
-        g = Gate(f"control.{c['metric']}", "control", 0.05)
-        out.append(Outcome(g, c["arm"], c["change"], 0, passed, why=c["why"], detail=d))
+        d = {**detail, "control_metric": c["metric"], "old": c["old"], "new": c["new"]}
+        g = Gate(f"control.{c['metric']}", "control", 0.0)
+        if c["se"] is None:
+            out.append(Outcome(g, c["arm"], None, c["runs"], None, "bound", why=c["why"], detail=d))
+            continue
+        o = Outcome(g, c["arm"], c["change"], c["runs"], True, "bound", se=c["se"], sides=2, df=c["df"],
+                    detail=d)  # fmt: skip
+        out.append(decided_alone(o))
     return out
 
 
-_CONTROL_KEYS = ("old", "new", "lo", "hi", "p", "p_holm")
+#: The keys of a gate's JSON entry that are not its `Outcome.detail`.
+_ENTRY_KEYS = frozenset(("arm", "metric", "op", "threshold", "value", "n", "on", "bound", "passed", "against",
+                         "se", "df", "worse", "sides", "p", "level", "lo", "hi"))  # fmt: skip

@@ -871,6 +871,21 @@ def _gate(g: Mapping[str, Any]) -> dict[str, Any]:
         said = outcome_of(dict(g)).describe() if value is not None and bound is not None else ""
         what = said[said.find(words):].rsplit(": ", 1)[0] if words in said else f"{words}: –"
         n = None  # the trend compares runs, not a count of calls
+    elif op in ("max_increase", "max_rel_increase", "control"):
+        # the run-figure and control gates: the terminal's own words, less the arm and the
+        # verdict, which the page shows apart
+        from .gates import outcome_of
+
+        o = outcome_of(dict(g))
+        option = o.gate.option
+        said = o.describe()[len(option) + 2 :]
+        said_where = f"arm {arm!r}" if arm is not None else "every arm"
+        if op == "control":
+            said = said.replace(f", {said_where},", ",", 1)
+        else:
+            said = said.removeprefix(f"{said_where} ")
+        what = said.rsplit(": ", 1)[0]
+        n = n if op == "control" else None  # a run gate's words say its runs
     elif metric in METRIC_WORDS:
         option, what = _metric_gate(g, op, metric)
     elif op == "min_calls":
@@ -891,7 +906,7 @@ def _gate(g: Mapping[str, Any]) -> dict[str, Any]:
         what += f" {_OPS.get(op, op)} {th}"
     if passed is None:
         state, text = "na", "not applicable"
-        if metric not in METRIC_WORDS:
+        if metric not in METRIC_WORDS and op not in ("max_increase", "max_rel_increase", "control"):
             where_calls = " in the baseline" if op == "max_drop" and n else ""
             what = f"{metric} share: no answered explore calls{where_calls}, so not a pass"
     elif passed:

@@ -419,15 +419,32 @@ FIELDS: tuple[Field, ...] = (
           "run names its digest in `truth` and each arm has a `correct` metric (its correct share)"),
     Field("gates", "array", "one entry per gate and arm"),
     Field("gates[].arm", "string|null", "the arm (null: a gate that applies to no arm)"),
-    Field("gates[].metric", "string", "a bucket key, `allocation`, `residual_share` or `residual`"),
-    Field("gates[].op", "string", "`min`, `max`, `min_calls`, `max_drop` or `max_growth`"),
+    Field("gates[].metric", "string", "a bucket key, `allocation`, `residual_share`, `residual`, "
+          "`duplicate_share`, a truth figure, a run figure (`read`, `duration`, `cost`), or "
+          "`control.<metric>` (a control group's line)"),
+    Field("gates[].op", "string", "`min`, `max`, `min_calls`, `max_drop`, `max_growth`, `max_increase`, "
+          "`max_rel_increase`, `control` or `trend`"),
     Field("gates[].threshold", "number", "the threshold given"),
     Field("gates[].value", "number|null", "the figure compared (null: none)"),
     Field("gates[].n", "integer", "the sample it rests on (answered calls, or transcripts)"),
     Field("gates[].on", "string", "`point` or `bound`"),
     Field("gates[].bound", "number|null", "the interval's bound compared, with `bound`"),
     Field("gates[].passed", "boolean|null", "true, false, or null: not applicable (fails the run)"),
-    Field("gates[].against", "string", "the trend gate: what it compared with (the earlier runs pooled)"),
+    Field("gates[].against", "string", "the trend gate: what it compared with (the earlier runs pooled); "
+          "a run gate: the arm whose median it compared with (the baseline's, or the other arm)"),
+    Field("gates[].figure", "string", "a run gate: the per-run figure compared (`read`, `duration_s`, "
+          "`cost_usd`, or `tokens_processed` where a side has no cost)"),
+    Field("gates[].words", "string", "a run gate: the figure in words, as its line says it"),
+    Field("gates[].old", "number|null", "a run gate: the reference's median; a control line: the "
+          "baseline's figure"),
+    Field("gates[].new", "number|null", "a run gate: the arm's median; a control line: this run's figure"),
+    Field("gates[].groups", "array", "a control line: the control groups (`--explore-suff-control`)"),
+    Field("gates[].groups[]", "string", "a group"),
+    Field("gates[].control_metric", "string", "a control line: its metric (a bucket key, `allocation`, "
+          "`duplicate`, `residual`, or a per-run figure's mean)"),
+    Field("gates[].lo", "number", "a two-sided member (a control line): the change's interval at the "
+          "level it was tested at, its low end"),
+    Field("gates[].hi", "number", "a two-sided member: the interval's high end"),
     Field("gates[].se", "number", "a member of the family of checks (decided on an interval, failing "
           "on evidence): the value's standard error"),
     Field("gates[].df", "number|null", "a member: Student's t degrees of freedom (null: the normal)"),

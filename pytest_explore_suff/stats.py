@@ -119,6 +119,8 @@ def t_isf(p: float, df: float) -> float:
             lo = mid
         else:
             hi = mid
+        if hi - lo <= 1e-13 * hi:  # as close as a double says it (about 65 halvings, not 200)
+            break
     return (lo + hi) / 2
 
 
@@ -335,9 +337,10 @@ BOOTSTRAP = 2000
 
 def bootstrap_growth(
     new: Mapping[Any, Sequence[float]], old: Mapping[Any, Sequence[float]], *, paired: bool,
-    resamples: int = BOOTSTRAP,
+    resamples: int = BOOTSTRAP, relative: bool = True,
 ) -> list[float] | None:
     """Bootstrap replicates of (median(new) - median(old)) / median(old) over transcripts
+    (``relative=False``: of median(new) - median(old), in the figure's units)
     (the keys: a transcript, or a group of them): paired, the keys both sides share are drawn
     together (the same transcripts judged alike give 0), else each side's keys on their own. Each
     resample's difference of medians is divided by the observed old median (a resample's
@@ -351,7 +354,7 @@ def bootstrap_growth(
         return None
     # The growth of each resample over the observed old median (a resample's own median can be
     # 0 when most runs have no residual): the standard error of the difference, scaled.
-    scale = median([v for vs in old.values() for v in vs])
+    scale = median([v for vs in old.values() for v in vs]) if relative else 1.0
     if scale is None or scale <= 0:
         return None
     seed = zlib.crc32(repr((sorted((repr(k), list(v)) for k, v in new.items()),
@@ -372,12 +375,20 @@ def bootstrap_growth(
                 growths.append(g)
     else:
         ln, lo = [list(new[k]) for k in sorted(new, key=repr)], [list(old[k]) for k in sorted(old, key=repr)]
-        for _ in range(resamples):
-            xs = [v for vs in rng.choices(ln, k=len(ln)) for v in vs]
-            ys = [v for vs in rng.choices(lo, k=len(lo)) for v in vs]
-            g = _growth(xs, ys, scale)
-            if g is not None:
-                growths.append(g)
+        if all(len(vs) == 1 for vs in ln) and all(len(vs) == 1 for vs in lo):
+            # one figure a key (a transcript): the same draws, without a list per key
+            fn, fo = [vs[0] for vs in ln], [vs[0] for vs in lo]
+            for _ in range(resamples):
+                g = _growth(rng.choices(fn, k=len(fn)), rng.choices(fo, k=len(fo)), scale)
+                if g is not None:
+                    growths.append(g)
+        else:
+            for _ in range(resamples):
+                xs = [v for vs in rng.choices(ln, k=len(ln)) for v in vs]
+                ys = [v for vs in rng.choices(lo, k=len(lo)) for v in vs]
+                g = _growth(xs, ys, scale)
+                if g is not None:
+                    growths.append(g)
     if len(growths) < 2:
         return None
     if not paired:

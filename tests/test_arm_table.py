@@ -7,7 +7,6 @@ seeded campaign, plain and under xdist; and on small hand-made runs for each rul
 from __future__ import annotations
 
 import math
-import random
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +18,6 @@ from real_shapes import SID, RealSession
 from table_oracle import arm_rows, held_out_campaign, oracle
 
 from pytest_explore_suff import judge
-from pytest_explore_suff.buckets import KEYS
-from pytest_explore_suff.control import changes, holm
 from pytest_explore_suff.metrics import measure
 
 
@@ -262,95 +259,6 @@ def test_max_duplicate_share_fails_a_tool_that_resends_what_it_sent(
     (line,) = _gate_lines(result, "--max-duplicate-share")
     assert ("passed" if passes else "FAILED") in line
     assert result.ret == (0 if passes else 1)
-
-
-def _control_campaign(root: Path, moved: bool) -> Path:
-    """Group ``control`` (sufficient runs, or Read-missed ones when ``moved``) and group
-    ``target`` (which the change is meant to move), arm ``with``, four runs each."""
-    _campaign(root, {"with": [_run(reads=0)] * 4}, group="target")
-    control = [_run(reads=2) if moved else _run(reads=0) for _ in range(4)]
-    return _campaign(root, {"with": control}, group="control")
-
-
-@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["plain", "n2"])
-def test_a_control_group_that_moved_fails_the_run_and_one_that_did_not_passes(
-    pytester: pytest.Pytester, run_campaign: RunCampaign, xdist: list[str]
-) -> None:
-    run_campaign(_control_campaign(pytester.path / "old", moved=False), json="old.json")
-    still, _ = run_campaign(
-        _control_campaign(pytester.path / "same", moved=False),
-        "--explore-suff-baseline=old.json",
-        "--explore-suff-control=control",
-        *xdist,
-    )
-    lines = _gate_lines(still, "--explore-suff-control")
-    assert lines and all("within noise: passed" in ln for ln in lines), lines
-    assert still.ret == 0
-    moved, doc = run_campaign(
-        _control_campaign(pytester.path / "moved", moved=True),
-        "--explore-suff-baseline=old.json",
-        "--explore-suff-control=control",
-        *xdist,
-    )
-    lines = _gate_lines(moved, "--explore-suff-control")
-    # one line per metric: the sufficient share and the Read calls moved
-    assert any("sufficient share" in ln and "moved beyond noise: FAILED" in ln for ln in lines), lines
-    assert any("mean Read calls" in ln and "FAILED" in ln for ln in lines), lines
-    assert len(lines) == len({ln.split(",")[2] for ln in lines})
-    assert moved.ret == 1
-    assert doc is not None
-    assert all(g["groups"] == ["control"] for g in doc["gates"])
-
-
-def test_the_control_option_needs_a_baseline(pytester: pytest.Pytester, run_campaign: RunCampaign) -> None:
-    result, _ = run_campaign(
-        _control_campaign(pytester.path / "c", moved=False), "--explore-suff-control=control"
-    )
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*--explore-suff-control needs --explore-suff-baseline*"])
-
-
-def _sim_record(rng: random.Random, arm: str, shift: float = 0.0) -> dict[str, Any]:
-    """A classified record of group ``ctl`` with every figure the control lines read."""
-    answered = rng.randint(1, 5)
-    counts = dict.fromkeys(KEYS, 0)
-    for _ in range(answered):
-        counts[rng.choices(KEYS, [0.1, 0.1, 0.1 + shift, 0.2, 0.5 - shift])[0]] += 1
-    env = rng.randint(500, 5000)
-    used, dup = (int(env * min(1.0, max(0.0, rng.gauss(m, s)))) for m, s in ((0.4, 0.2), (0.1, 0.08)))
-    figures = {k: rng.randint(0, 6) for k in ("tool_calls", "read", "search", "bash", "retrieval")}
-    return {
-        "status": "classified", "group": "ctl", "arm": arm, "counts": counts, "answered": answered,
-        "allocation": {"envelope": env, "used": used, "used_path": used, "calls": [{}], "has_answer": True},
-        "occupancy": {"ctx_final": 50_000, "ctx_base": 900, "residual": {"tool": 1},
-                      "residual_file_access": 1, "residual_retrieval": max(0.0, rng.gauss(3000, 1500))},
-        "run_figures": {**figures, "duration_s": rng.expovariate(1 / 60)},
-        "flags": {}, "duplicate": {"duplicate_chars": dup, "envelope": env}, "cost": {},
-    }  # fmt: skip
-
-
-def test_the_control_lines_raise_a_false_alarm_at_most_five_percent_of_the_time_by_simulation() -> None:
-    # Seeded: two arms, 10 runs a side, every metric drawn from the same distributions in the
-    # baseline and now. Holm over the 28 lines keeps the family-wise false alarms near 5%
-    # (400 simulations: a 95% Monte Carlo margin of about 2 points); the sufficient share
-    # falling from 0.5 to 0.1 (20 runs a side) is caught most of the time.
-    rng = random.Random(20261203)
-
-    def alarmed(shift: float, runs: int) -> bool:
-        arms = ("with", "without")
-        old = [_sim_record(rng, arm) for arm in arms for _ in range(runs)]
-        new = [_sim_record(rng, arm, shift if arm == "with" else 0.0) for arm in arms for _ in range(runs)]
-        return any(c["moved"] for c in changes(new, old, ["ctl"]))
-
-    false_alarms = sum(alarmed(0.0, 10) for _ in range(400)) / 400
-    power = sum(alarmed(0.4, 20) for _ in range(100)) / 100
-    assert false_alarms <= 0.07, false_alarms
-    assert power >= 0.8, power
-
-
-def test_holm_adjusts_the_smallest_p_by_the_family_size_and_keeps_the_order() -> None:
-    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
-    assert holm([]) == []
 
 
 # -- real shapes: a figure is there where the log has it, null where it lacks it ---------------

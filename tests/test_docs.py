@@ -125,7 +125,6 @@ NOT_IN_THE_EXAMPLES = {
         for k in ("", ".input_tokens", ".output_tokens", ".cache_read_tokens", ".cache_creation_tokens")
     ),
     "transcripts[].cost.by_model.<model>.cost_usd",
-    "gates[].against",  # the trend gate (no saved runs here; tests/test_history.py)
 }
 
 
@@ -141,7 +140,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
         "last-week": f"{EXAMPLES / 'new-vs-baseline'}",
         "against": f"{EXAMPLES / 'new-vs-baseline'} --explore-suff-baseline=last-week.json "
         "--max-sufficient-drop=0.05 --max-allocation-drop=0.1 --max-residual-growth=0.2 "
-        "--explore-suff-min-calls=5 --explore-suff-gate-on=bound",
+        "--explore-suff-min-calls=5 --explore-suff-gate-on=bound --max-read-increase=0 "
+        "--explore-suff-control=flask",
     }
     commands = [f"pytest -q --explore-suff={a} --explore-suff-json={name}.json" for name, a in runs.items()]
     gen.isolated(work, commands)
