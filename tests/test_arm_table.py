@@ -7,6 +7,7 @@ seeded campaign, plain and under xdist; and on small hand-made runs for each rul
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -248,6 +249,34 @@ def test_a_run_gate_against_the_baseline_compares_each_arm_with_itself(
     assert any("'headless-with'" in ln and "+2" in ln and "FAILED" in ln for ln in lines), lines
     assert any("'headless-without'" in ln and "passed" in ln for ln in lines), lines
     assert result.ret == 1
+
+
+@pytest.mark.parametrize(
+    ("with_reads", "without_reads", "passes"),
+    [
+        ([3] * 4, [1] * 4, False),  # every run read more: beyond noise
+        ([0, 4, 0, 4, 4], [0, 4, 4, 0, 0], True),  # medians 4 against 0, but runs this mixed are noise
+    ],
+)
+def test_a_run_gate_on_the_bound_fails_only_beyond_noise_and_joins_the_family(
+    pytester: pytest.Pytester, run_campaign: RunCampaign, with_reads: list[int], without_reads: list[int],
+    passes: bool,
+) -> None:
+    root = _campaign(pytester.path / "c", {"with": [_run(reads=r) for r in with_reads],
+                                           "without": [_run(reads=r) for r in without_reads]})  # fmt: skip
+    on_point, _ = run_campaign(root, "--max-read-increase=0")
+    assert on_point.ret == 1  # the medians rose in both
+    result, doc = run_campaign(root, "--max-read-increase=0", "--explore-suff-gate-on=bound")
+    (line,) = _gate_lines(result, "--max-read-increase")
+    line = " ".join(line.split())
+    verdict = "passed" if passes else "FAILED"
+    assert re.search(rf"\(\+\d+, at least [-+][\d.]+ at the 95% bound, n=\d\) <= 0: {verdict}$", line), line
+    assert result.ret == (0 if passes else 1)
+    assert doc is not None
+    (gate,) = [g for g in doc["gates"] if g["op"] == "max_increase"]
+    assert gate["on"] == "bound" and gate["level"] == 0.025 and gate["p"] is not None
+    assert doc["family"]["checks"] == 1
+    result.stdout.fnmatch_lines(["*1 check decided on intervals: the chance that any fails*"])
 
 
 @pytest.mark.parametrize(("dup", "passes"), [(False, True), (True, False)])
