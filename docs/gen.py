@@ -97,7 +97,10 @@ EXAMPLES: dict[str, Example] = {
     "new-vs-baseline-metrics": Example(
         "pytest --explore-suff=examples/new-vs-baseline",
         start=r"^allocation efficiency",
-        stop=r"^warning|^JSON report",
+        stop=r"^repeats \(|^warning|^JSON report",
+    ),
+    "repeats": Example(
+        "pytest --explore-suff=examples/new-vs-baseline", start=r"^repeats \(", stop=r"^warning|^JSON report"
     ),
     "new-vs-baseline-gate": Example(
         "pytest --explore-suff=examples/new-vs-baseline --explore-suff-baseline=last-week.json "

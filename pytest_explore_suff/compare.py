@@ -160,8 +160,15 @@ def compare_arm_columns(ca: Columns, cb: Columns, a: str, b: str) -> dict[str, A
         if diff is None:
             diff = stats.difference(stats.share(ra.clusters(key)), stats.share(rb.clusters(key)))
         buckets[key] = diff.to_dict()
+    # Per group both answered in, a against b (#38): the groups whose sufficient share differs
+    # beyond noise between the arms, Holm over the groups, as against a baseline.
+    questions = [
+        {"group": q["group"], "a": q["new"], "b": q["old"], "diff": q["diff"], "lo": q["lo"], "hi": q["hi"],
+         "p": q["p"], "moved": q["moved"]}
+        for q in (_question_changes(rb.recs, ra.recs) if ra.answered and rb.answered else [])
+    ]  # fmt: skip
     return {"a": a, "b": b, "paired": paired, "n_a": sum(ra.answered), "n_b": sum(rb.answered),
-            "buckets": buckets}  # fmt: skip
+            "buckets": buckets, "questions": questions}  # fmt: skip
 
 
 #: The options that shape a transcript's verdicts, as a report's ``options`` records them,
@@ -341,7 +348,7 @@ def _correct_change(old: list[dict[str, Any]], new: list[dict[str, Any]], arm: s
             "diff": None, "lo": None, "hi": None, "se": None}  # fmt: skip
 
 
-def _question_changes(ro: list[dict[str, Any]], rn: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _question_changes(ro: Sequence[Any], rn: Sequence[Any]) -> list[dict[str, Any]]:
     """Per group (question) both sides answered in: the sufficient share's change, paired by
     transcript where they share transcripts, with its two-sided p-value; ``moved`` when beyond
     noise after Holm's step-down over the groups (5%, two-sided), so that with many groups an

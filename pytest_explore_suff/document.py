@@ -36,6 +36,7 @@ from .gates import (
     evaluate_truth_baseline,
     sample_size,
 )
+from .repeats import repeats
 from .report import (
     SCHEMA,
     aggregate_columns,
@@ -248,6 +249,9 @@ def build(
     for arm, agg in arms.items():
         agg["run_figures"].update(run_counts(judged.get(arm, [])))
     pooled["run_figures"].update(run_counts([t for rows in judged.values() for t in rows]))
+    for arm, c in columns.items():  # only when a question ran twice: the report is otherwise unchanged
+        if (again := repeats(c.recs)) is not None:
+            arms[arm]["repeats"] = again
     outcomes = evaluate(list(gates), arms, options.gate_on)
     outcomes += evaluate_metrics(list(metric_gates), arms, options.gate_on)
     outcomes += evaluate_truth(list(truth_gates), arms, options.gate_on)

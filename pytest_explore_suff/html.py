@@ -340,6 +340,44 @@ def _truth_panel(document: Mapping[str, Any], arms: Mapping[str, Mapping[str, An
     }
 
 
+def _repeat_figures(s: Mapping[str, Any]) -> dict[str, Any]:
+    k, top = _int(s.get("k")), _int(s.get("k_max"))
+    return {
+        "questions": _int(s.get("questions")), "runs": str(k) if k == top else f"{k}–{top}", "k": k,
+        "pass_k": pct(s.get("pass_k")), "pass_1": pct(s.get("pass_1")), "disagree": _int(s.get("disagree")),
+        "sd": pct_bare(s.get("sd")) if "sd" in s else None,
+    }  # fmt: skip
+
+
+def _repeat_cell(f: Any) -> dict[str, Any] | None:
+    f = _mapping(f)
+    if not f:
+        return None
+    return {"passed": _int(f.get("passed")), "runs": _int(f.get("runs")), "share": pct(f.get("share")),
+            "pass_k": pct(f.get("pass_k")), "sd": pct_bare(f.get("sd")) if "sd" in f else None,
+            "disagree": f.get("disagree") is True}  # fmt: skip
+
+
+def _repeats_panel(arms: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per arm whose questions ran more than once: pass^k and the spread between runs, its
+    figures and every repeated question (`repeats.repeats`); empty when none did."""
+    out = []
+    for name, agg in arms.items():
+        r = _mapping(agg.get("repeats"))
+        if not r:
+            continue
+        summary = {key: _repeat_figures(_mapping(r.get(key))) if _mapping(r.get(key)) else None
+                   for key in ("sufficient", "correct")}  # fmt: skip
+        questions = [
+            {"question": _shown(q.get("question")), "by": _shown(q.get("by")), "runs": _int(q.get("runs")),
+             "sufficient": _repeat_cell(q.get("sufficient")), "correct": _repeat_cell(q.get("correct"))}
+            for q in map(_mapping, _seq(r.get("questions")))
+        ]  # fmt: skip
+        out.append({"name": _shown(name), **summary, "questions": questions,
+                    "truth": any(q["correct"] for q in questions)})  # fmt: skip
+    return out
+
+
 def _allocation_panel(arms: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """Pooled allocation efficiency per arm, with its clustered interval and the path-only floor."""
     x0, x1 = ALLOC_PLOT
@@ -646,6 +684,21 @@ def _diff_rows(buckets: Mapping[str, Mapping[str, Any]], left: str, right: str) 
     return {"rows": rows, "zero": at(0), "width": DIFF_PLOT, "ticks": ticks}
 
 
+def _moved(rows: Any, left: str, right: str) -> dict[str, Any] | None:
+    """The groups whose sufficient share moved (or differs between the arms) beyond noise,
+    Holm over the groups, worse first (`compare._question_changes`); None: none compared."""
+    rows = [r for r in map(_mapping, _seq(rows)) if r]
+    if not rows:
+        return None
+    moved = [
+        {"group": _shown(r.get("group")), "left": pct(r.get(left)), "right": pct(r.get(right)),
+         "diff": points(r.get("diff")), "interval": f"[{points(r.get('lo'))}, {points(r.get('hi'))}]",
+         "worse": (_num(r.get("diff")) or 0) < 0}
+        for r in rows if r.get("moved") is True
+    ]  # fmt: skip
+    return {"compared": len(rows), "rows": moved}
+
+
 def _comparison(cmp: Any) -> dict[str, Any] | None:
     if not isinstance(cmp, Mapping) or not isinstance(cmp.get("buckets"), Mapping):
         return None
@@ -656,6 +709,7 @@ def _comparison(cmp: Any) -> dict[str, Any] | None:
         "paired": bool(cmp.get("paired")),
         "n_a": cmp.get("n_a"),
         "n_b": cmp.get("n_b"),
+        "questions": _moved(cmp.get("questions"), "a", "b"),
         **chart,
     }
 
@@ -690,6 +744,7 @@ def _baseline(base: Any) -> dict[str, Any] | None:
                 "n_old": cmp.get("n_old"),
                 "n_new": cmp.get("n_new"),
                 "metrics": _baseline_metrics(cmp),
+                "questions": _moved(cmp.get("questions"), "old", "new"),
                 "empty": empty,
                 **({} if empty else _diff_rows(cmp.get("buckets") or {}, "old", "new")),
             }
@@ -1376,6 +1431,7 @@ def context(document: Mapping[str, Any]) -> dict[str, Any]:
         "comparison": _comparison(document.get("comparison")),
         "allocation": _allocation_panel(arms),
         "truth": _truth_panel(document, arms),
+        "repeats": _repeats_panel(arms),
         "occupancy": _occupancy_bars(arms, transcripts),
         "residual": _residual_chart(document.get("metrics_comparison")),
         "alloc_colour": ALLOC_COLOUR,

@@ -119,6 +119,7 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
             yield f"| {_text(r.label.strip())} | {row} |"
     if arms:
         yield from _truth_lines(doc, list(arms))
+        yield from _repeat_lines(arms)
     gates = doc.get("gates") or []
     if gates:
         yield ""
@@ -141,6 +142,14 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
             ci = "" if s.get("lo") is None else f" [{s['lo'] * 100:+.1f}, {s['hi'] * 100:+.1f}]"
             old, new = _pct(s.get("old")), _pct(s.get("new"))
             yield f"| {_text(arm)} | {old} | {new} | {_signed(s.get('diff'))}{ci} |"
+        for arm, cmp in (base.get("arms") or {}).items():
+            yield from _moved_lines(cmp.get("questions"), f"arm {_text(arm)}", "moved", ("old", "new"))
+    cmp = doc.get("comparison")
+    if isinstance(cmp, dict) and cmp.get("questions"):
+        yield ""
+        a, b = _text(cmp.get("a")), _text(cmp.get("b"))
+        yield f"**Between the arms** {a} and {b}, per group"
+        yield from _moved_lines(cmp["questions"], f"{a} against {b}", "differs between the arms", ("b", "a"))
     trend = doc.get("trend")
     if trend and trend.get("runs"):
         yield ""
@@ -194,6 +203,50 @@ def _truth_lines(doc: dict[str, Any], names: list[str]) -> Iterator[str]:
     )
     yield row("gold share (pooled)", (_pct((t.get("gold_share") or {}).get("pooled")) for t in truth))
     yield row("gold recall (median)", (_pct((t.get("gold_recall") or {}).get("median")) for t in truth))
+
+
+def _moved_lines(rows: Any, who: str, verb: str, sides: tuple[str, str]) -> Iterator[str]:
+    """The groups whose sufficient share moved beyond noise (Holm over the groups), worse
+    first, each ``before -> after (change [95%])``; a line saying none did otherwise."""
+    rows = [r for r in rows or () if isinstance(r, dict)]
+    if not rows:
+        return
+    moved = [r for r in rows if r.get("moved") is True]
+    yield ""
+    if not moved:
+        yield f"{who}: no group's sufficient share {verb} beyond noise ({len(rows)} compared, Holm)."
+        return
+    yield f"{who}: groups whose sufficient share {verb} beyond noise ({len(moved)} of {len(rows)}, Holm):"
+    yield ""
+    for r in moved:
+        ci = "" if r.get("lo") is None else f" [{r['lo'] * 100:+.1f}, {r['hi'] * 100:+.1f}]"
+        yield (f"- {_text(r.get('group'))}: {_pct(r.get(sides[0]))} → {_pct(r.get(sides[1]))} "
+               f"({_signed(r.get('diff'))}{ci})")  # fmt: skip
+
+
+def _repeat_lines(arms: dict[str, Any]) -> Iterator[str]:
+    """A row per arm whose questions ran more than once (and on correctness, with a truth
+    file): pass^k, pass^1, the questions whose runs disagree, the spread between runs."""
+    rows = []
+    for name, agg in arms.items():
+        r = agg.get("repeats") or {}
+        for key, label in (("sufficient", _text(name)), ("correct", f"{_text(name)}, correct")):
+            s = r.get(key)
+            if not s:
+                continue
+            runs = s["k"] if s["k"] == s["k_max"] else f"{s['k']}–{s['k_max']}"
+            sd = "–" if s.get("sd") is None else f"{s['sd'] * 100:.0f} pts"
+            rows.append(f"| {label} | {s['questions']} × {runs} | {_pct(s['pass_k'])} | {_pct(s['pass_1'])} "
+                        f"| {s['disagree']} | {sd} |")  # fmt: skip
+    if not rows:
+        return
+    yield ""
+    yield ("**Repeats** (pass^k: all k runs of a question pass, k its fewest runs; a run passes when every "
+           "answered call is sufficient, or its answer is correct)")  # fmt: skip
+    yield ""
+    yield "| arm | questions × runs | pass^k | pass^1 | runs disagree | sd between runs |"
+    yield "|---|---:|---:|---:|---:|---:|"
+    yield from rows
 
 
 def append_markdown(path: str, doc: dict[str, Any]) -> None:

@@ -170,6 +170,55 @@ def _aggregate(p: str) -> list[Field]:
     ]
 
 
+def _repeats(p: str) -> list[Field]:
+    """An arm's repeats (`repeats.repeats`), only when one of its questions ran twice."""
+    out = [
+        Field(p, "object", "only when a question (a group, or a truth file's question) has two runs or more "
+              "in the arm: how consistently its runs pass (see [comparing](../comparing.md#repeats))"),
+    ]  # fmt: skip
+    for key, what, rule in (
+        ("sufficient", "on sufficiency", "every answered explore call of the run is sufficient"),
+        ("correct", "on correctness (with a truth file)", "the answer's verdict is `pass`"),
+    ):
+        s = f"{p}.{key}"
+        out += [
+            Field(s, "object|null", f"{what}: a run passes when {rule}; null when no question has two "
+                  "such runs"),
+            Field(f"{s}.questions", "integer", "questions with two runs or more"),
+            Field(f"{s}.k", "integer", "the fewest runs of those questions: the k of pass^k"),
+            Field(f"{s}.k_max", "integer", "the most runs of one question"),
+            Field(f"{s}.pass_k", "number", "mean over the questions of pass^k: the chance that k fresh runs "
+                  "of a question all pass (C(passed, k) / C(runs, k) each)"),
+            Field(f"{s}.pass_1", "number", "mean over the questions of the share of runs that pass"),
+            Field(f"{s}.disagree", "integer", "questions whose runs do not all pass or all fail"),
+        ]  # fmt: skip
+    q = f"{p}.questions"
+    out += [
+        Field(f"{p}.sufficient.sd", "number", "the per-run sufficient share's standard deviation between "
+              "runs of one question, pooled over the questions"),
+        Field(q, "array", "each question with two runs or more, sorted by `by` and name"),
+        Field(f"{q}[].question", "string", "the group, or the truth file's question id"),
+        Field(f"{q}[].by", "string", "`group` (transcripts no question covers) or `truth` (answer units)"),
+        Field(f"{q}[].runs", "integer", "its runs (transcripts, or answer units)"),
+        Field(f"{q}[].sufficient", "object|null", "on sufficiency; null with fewer than two runs that "
+              "answered an explore call"),
+        Field(f"{q}[].sufficient.runs", "integer", "runs with an answered explore call"),
+        Field(f"{q}[].sufficient.passed", "integer", "of those, runs whose every answered call is "
+              "sufficient"),
+        Field(f"{q}[].sufficient.share", "number", "sufficient calls over answered calls, its runs pooled"),
+        Field(f"{q}[].sufficient.pass_k", "number", "C(passed, k) / C(runs, k), k the arm's"),
+        Field(f"{q}[].sufficient.sd", "number", "standard deviation of the per-run sufficient share"),
+        Field(f"{q}[].sufficient.disagree", "boolean", "some runs pass and some do not"),
+        Field(f"{q}[].correct", "object|null", "on correctness; null with fewer than two judged runs "
+              "(pass, partial or fail)"),
+        Field(f"{q}[].correct.runs", "integer", "judged runs"),
+        Field(f"{q}[].correct.passed", "integer", "of those, runs whose verdict is `pass`"),
+        Field(f"{q}[].correct.pass_k", "number", "C(passed, k) / C(runs, k), k the arm's"),
+        Field(f"{q}[].correct.disagree", "boolean", "some runs pass and some do not"),
+    ]  # fmt: skip
+    return out
+
+
 def _row(path: str, what: str) -> list[Field]:
     return [*_median_range(path, what), Field(f"{path}.runs", "integer", "transcripts that have the figure")]
 
@@ -294,6 +343,7 @@ FIELDS: tuple[Field, ...] = (
     Field("arms", "object", "per arm, sorted by name: classified transcripts only"),
     Field("arms.<arm>", "object", "one arm's figures"),
     *_aggregate("arms.<arm>"),
+    *_repeats("arms.<arm>.repeats"),
     Field("pooled", "object", "the same figures over every arm together"),
     *_aggregate("pooled"),
     Field("comparison", "object|null", "arm against arm on the buckets; null without a pair of arms "
@@ -312,6 +362,17 @@ FIELDS: tuple[Field, ...] = (
     Field("comparison.buckets.<bucket>.hi", "number", "upper bound of the difference's 95% interval"),
     Field("comparison.buckets.<bucket>.paired", "boolean", "paired by group"),
     Field("comparison.buckets.<bucket>.groups", "integer", "groups both arms ran"),
+    Field("comparison.questions", "array", "per group both arms answered in: the sufficient share, a "
+          "against b, moved first (worse first), then by group"),
+    Field("comparison.questions[].group", "string", "the group (question, repository)"),
+    Field("comparison.questions[].a", "number", "its share in a"),
+    Field("comparison.questions[].b", "number", "its share in b"),
+    Field("comparison.questions[].diff", "number", "a - b (the two arms' transcripts are independent)"),
+    Field("comparison.questions[].lo", "number", "lower bound of its 95% interval"),
+    Field("comparison.questions[].hi", "number", "upper bound"),
+    Field("comparison.questions[].p", "number", "two-sided p-value of no difference"),
+    Field("comparison.questions[].moved", "boolean", "beyond noise after Holm's step-down over the "
+          "groups (5%, two-sided)"),
     Field("metrics_comparison", "object|null", "arm against arm on the other two metrics; null "
           "without a pair of arms"),
     Field("metrics_comparison.a", "string", "the first arm"),

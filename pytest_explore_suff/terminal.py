@@ -217,17 +217,23 @@ def baseline_table(arms: dict[str, Any], width: int = 10_000) -> str:
     return "\n".join(out)
 
 
-def _question_lines(rows: list[dict[str, Any]], top: int = 3) -> list[str]:
-    """The groups whose sufficient share moved beyond noise (Holm over the groups), worse first."""
+def _question_lines(rows: list[dict[str, Any]], top: int = 3, arms: tuple[str, str] | None = None,
+                    indent: str = "  ") -> list[str]:  # fmt: skip
+    """The groups whose sufficient share moved beyond noise (Holm over the groups), worse
+    first: against the baseline (old -> new), or with ``arms`` (a, b) between two arms."""
     moved = [r for r in rows if r["moved"]]
+    what = "differs between the arms" if arms else "moved"
     if not moved:
-        return [f"  no group's sufficient share moved beyond noise ({len(rows)} compared, Holm)"] * bool(rows)
-    out = [f"  groups whose sufficient share moved beyond noise ({len(moved)} of {len(rows)}, Holm):"]
+        none = f"{indent}no group's sufficient share {what} beyond noise ({len(rows)} compared, Holm)"
+        return [none] * bool(rows)
+    out = [f"{indent}groups whose sufficient share {what} beyond noise ({len(moved)} of {len(rows)}, Holm):"]
     for r in moved[:top]:
-        out.append(f"    {clean(r['group'])}: {percent(r['old'])} -> {percent(r['new'])} "
+        shares = (f"{percent(r['old'])} -> {percent(r['new'])}" if arms is None else
+                  f"{clean(arms[0])} {percent(r['a'])}, {clean(arms[1])} {percent(r['b'])}")  # fmt: skip
+        out.append(f"{indent}  {clean(r['group'])}: {shares} "
                    f"({_signed(r['diff'])} [{_signed(r['lo'])}, {_signed(r['hi'])}])")  # fmt: skip
     if len(moved) > top:
-        out.append(f"    ... and {len(moved) - top} more (the JSON report lists every group)")
+        out.append(f"{indent}  ... and {len(moved) - top} more (the JSON report lists every group)")
     return out
 
 
@@ -418,6 +424,31 @@ def residual_line(cmp: dict[str, Any]) -> str | None:
     return text
 
 
+#: What pass^k means, as the summary says it above the arms' repeats (`repeats`).
+REPEATS_TITLE = ("repeats (a run passes when all its answered calls are sufficient, or its answer is "
+                 "correct; pass^k: k runs all pass):")  # fmt: skip
+
+
+def repeat_table(arms: Mapping[str, Mapping[str, Any]]) -> str | None:
+    """A row per arm whose questions ran more than once (and one on correctness with a
+    truth file): questions x runs, pass^k, pass^1, the questions whose runs disagree and
+    the spread between runs; None when no question of any arm ran twice."""
+    rows: list[list[object]] = []
+    for name, agg in arms.items():
+        r = agg.get("repeats")
+        for key, label in (("sufficient", clean(name)), ("correct", f"{clean(name)}, correct")):
+            if not r or (s := r[key]) is None:
+                continue
+            runs = s["k"] if s["k"] == s["k_max"] else f"{s['k']}-{s['k_max']}"
+            sd = _pct(s["sd"]) if s.get("sd") is not None else "-"
+            rows.append([label, s["questions"], runs, percent(s["pass_k"]), percent(s["pass_1"]),
+                         s["disagree"], sd])  # fmt: skip
+    if not rows:
+        return None
+    headers = ["", "questions", "runs", "pass^k", "pass^1", "disagree", "sd, pts"]
+    return f"{REPEATS_TITLE}\n{tabulate(rows, headers=headers, tablefmt='simple', disable_numparse=True)}"
+
+
 def allocation_lines(rec: Mapping[str, Any]) -> list[str]:
     """``-v``: a transcript's per-call allocation and the files no answer cited."""
     a = rec.get("allocation")
@@ -473,6 +504,9 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
     if report.comparison:
         yield Line("")
         yield from _table(comparison_table(report.comparison, width))
+        cmp = report.comparison
+        moved = _question_lines(cmp.get("questions") or [], arms=(cmp["a"], cmp["b"]), indent="")
+        yield from map(Line, moved)
     blocks = [run_table(report.arms, width, verbose), allocation_table(report.arms, width),
               occupancy_table(report.arms, width)]  # fmt: skip
     if report.truth is not None:
@@ -488,6 +522,11 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
     pair = report.metrics_comparison
     if pair and (line := residual_line(pair)) is not None:
         yield Line(line)
+    if (block := repeat_table(report.arms)) is not None:
+        title, table = block.split("\n", 1)
+        yield Line("")
+        yield Line(title)
+        yield from _table(table)
     if report.baseline:
         yield Line("")
         yield Line(f"against the baseline {clean(report.baseline['report'])}:")

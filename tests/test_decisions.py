@@ -182,3 +182,60 @@ def test_exactly_the_two_groups_that_changed_are_listed_as_moved(pytester):
     assert [r["group"] for r in rows if r["moved"]] == ["b", "e"]
     assert all(r["diff"] == 0 for r in rows if not r["moved"])
     assert not any(r["moved"] for r in report(pytester)["baseline"]["arms"]["baseline"]["questions"])
+
+
+def test_exactly_the_two_groups_that_differ_between_the_arms_are_listed(pytester):
+    groups = ("a", "b", "c", "d", "e", "f")
+    runs = [True, True, False, True, True, False, True, True]
+    root = new_vs_baseline(pytester.path / "c", runs, runs, groups)
+    for group in ("b", "e"):  # arm new is worse than arm baseline in these two groups only
+        for i, ok in enumerate(runs, 1):
+            if ok:
+                allocation_run("worse").write(root / group / f"run-new-{i}.jsonl")
+    result = pytester.runpytest(
+        f"--explore-suff={root}", "--explore-suff-html=page.html", "--explore-suff-md=sum.md"
+    )
+    result.stdout.fnmatch_lines(
+        [
+            "new against baseline (paired by group):",
+            "groups whose sufficient share differs between the arms beyond noise (2 of 6, Holm):",
+            "  b: new 0%, baseline 75% (-75 [[]*",
+            "  e: new 0%, baseline 75% (-75 [[]*",
+        ]
+    )
+    rows = report(pytester)["comparison"]["questions"]
+    assert [r["group"] for r in rows if r["moved"]] == ["b", "e"]
+    assert all(r["diff"] == 0 and r["p"] == 1.0 for r in rows if not r["moved"])
+    assert all(r["a"] == 0.0 and r["b"] == 0.75 for r in rows if r["moved"])
+    page = (pytester.path / "page.html").read_text(encoding="utf-8")
+    moved = page.split('data-where="comparison"', 1)[1].split("</table>", 1)[0]
+    assert moved.count('class="moved-row"') == 2
+    assert 'data-group="b" data-worse="true"' in moved and 'data-group="e" data-worse="true"' in moved
+    md = (pytester.path / "sum.md").read_text(encoding="utf-8")
+    moved_md = "new against baseline: groups whose sufficient share differs between the arms beyond noise"
+    assert f"{moved_md} (2 of 6, Holm):" in md
+    assert "- b: 75% → 0% (-75.0 pts [" in md and "- e: 75% → 0% (-75.0 pts [" in md
+
+
+def test_the_page_and_the_markdown_list_every_group_moved_since_the_baseline(pytester):
+    groups = ("a", "b", "c", "d", "e", "f")
+    runs = [True, True, False, True, True, False, True, True]
+    old = save_baseline(pytester, new_vs_baseline(pytester.path / "c", runs, runs, groups))
+    for group in ("b", "e"):
+        for i, ok in enumerate(runs, 1):
+            if ok:
+                allocation_run("worse").write(pytester.path / "c" / group / f"run-new-{i}.jsonl")
+    pytester.runpytest(
+        f"--explore-suff={pytester.path / 'c'}", f"--explore-suff-baseline={old}",
+        "--explore-suff-html=page.html", "--explore-suff-md=sum.md",
+    )  # fmt: skip
+    page = (pytester.path / "page.html").read_text(encoding="utf-8")
+    tables = page.split('data-where="baseline"')[1:]
+    assert len(tables) == 1  # arm new; arm baseline moved nowhere: a sentence says so
+    rows = tables[0].split("</table>", 1)[0]
+    assert rows.count('class="moved-row"') == 2 and 'data-group="b"' in rows and 'data-group="e"' in rows
+    assert "No group's sufficient share moved beyond noise (6 compared, Holm)." in page
+    md = (pytester.path / "sum.md").read_text(encoding="utf-8")
+    assert "arm new: groups whose sufficient share moved beyond noise (2 of 6, Holm):" in md
+    assert "- b: 75% → 0% (-75.0 pts [" in md and "- e: 75% → 0% (-75.0 pts [" in md
+    assert "arm baseline: no group's sufficient share moved beyond noise (6 compared, Holm)." in md

@@ -442,11 +442,13 @@ def test_reports_of_the_previous_schema_are_read_by_every_command(pytester):
     merged = command(pytester.path, "merge", "old.json", "-o", "m.json")
     assert merged.returncode == 0, merged.stderr
     # The merge aggregates again, so its arms gain what schema 3 added (`agents`, occupancy's
-    # `estimated`, the arm table, each spread's p25, what the calls can detect), and keep the rest.
+    # `estimated`, the arm table, each spread's p25, what the calls can detect, the repeats), and keep the
+    # rest.
     remerged = load(pytester.path / "m.json")["arms"]
     for figures in remerged.values():
         del figures["agents"]
         del figures["sample"]
+        figures.pop("repeats", None)  # schema 2 had no repeats (#38): a group that ran twice has them now
         for key in ("run_figures", "duplicate", "abandon", "cost"):
             del figures[key]
         if figures.get("occupancy"):

@@ -28,11 +28,12 @@ from hypothesis import strategies as st
 from pytest_explore_suff import discover, judge, stats
 from pytest_explore_suff.buckets import KEYS
 from pytest_explore_suff.campaign import TURN, sniff
-from pytest_explore_suff.compare import compare_metrics
+from pytest_explore_suff.compare import _question_changes, compare_metrics
 from pytest_explore_suff.document import Coverage, Options, build
 from pytest_explore_suff.events import TOOL_KINDS, Collector
 from pytest_explore_suff.jsonl import BUFFER
 from pytest_explore_suff.readers import base
+from pytest_explore_suff.repeats import repeats
 from pytest_explore_suff.report import (
     RUN_FIGURES,
     allocation_summary,
@@ -786,6 +787,13 @@ def _with_run_counts(agg: dict, judged: list) -> dict:
     return agg
 
 
+def _with_repeats(agg: dict, recs: list) -> dict:
+    """An arm's repeats (#38), of the whole records, where a question ran twice."""
+    if (again := repeats(recs)) is not None:
+        agg["repeats"] = again
+    return agg
+
+
 def _reference_compare_arms(records: list, a: str, b: str) -> dict:
     """`compare.compare_arms` as it was written before the columns."""
 
@@ -806,8 +814,11 @@ def _reference_compare_arms(records: list, a: str, b: str) -> dict:
         if diff is None:
             diff = stats.difference(stats.share(clusters(ra, key)), stats.share(clusters(rb, key)))
         buckets[key] = diff.to_dict()
+    questions = [{"group": q["group"], "a": q["new"], "b": q["old"], "diff": q["diff"], "lo": q["lo"],
+                  "hi": q["hi"], "p": q["p"], "moved": q["moved"]}
+                 for q in (_question_changes(rb, ra) if ra and rb else [])]  # fmt: skip
     return {"a": a, "b": b, "paired": paired, "n_a": sum(r["answered"] for r in ra),
-            "n_b": sum(r["answered"] for r in rb), "buckets": buckets}  # fmt: skip
+            "n_b": sum(r["answered"] for r in rb), "buckets": buckets, "questions": questions}  # fmt: skip
 
 
 _figure = st.none() | st.integers(0, 3000)
@@ -863,8 +874,9 @@ def test_the_columns_give_the_figures_record_by_record_reading_gives(drawn):
             classified = sorted((r for r in report.transcripts if r["status"] == "classified"),
                                 key=lambda r: r["arm"])  # fmt: skip
             judged = [dict(r) for r in report.transcripts if r["status"] != "error" and r["arm"] in report.arms]
-            arms = {arm: _with_run_counts(_reference_summary([r for r in classified if r["arm"] == arm]),
-                                          [r for r in judged if r["arm"] == arm])
+            arms = {arm: _with_repeats(_with_run_counts(_reference_summary([r for r in classified if r["arm"] == arm]),
+                                          [r for r in judged if r["arm"] == arm]),
+                                       [dict(r) for r in classified if r["arm"] == arm])
                     for arm in sorted({r["arm"] for r in classified})}  # fmt: skip
             assert orjson.dumps(report.arms) == orjson.dumps(arms)
             pooled = _with_run_counts(_reference_summary(classified), judged)
