@@ -147,9 +147,10 @@ def _lines(doc: dict[str, Any]) -> Iterator[str]:
     cmp = doc.get("comparison")
     if isinstance(cmp, dict) and cmp.get("questions"):
         yield ""
-        a, b = _text(cmp.get("a")), _text(cmp.get("b"))
-        yield f"**Between the arms** {a} and {b}, per group"
-        yield from _moved_lines(cmp["questions"], f"{a} against {b}", "differs between the arms", ("b", "a"))
+        first, second = _text(cmp.get("a")), _text(cmp.get("b"))
+        yield f"**Between the arms** {first} and {second}, per group"
+        who = f"{first} against {second}"
+        yield from _moved_lines(cmp["questions"], who, "differs between the arms", ("b", "a"))
     trend = doc.get("trend")
     if trend and trend.get("runs"):
         yield ""
