@@ -74,6 +74,10 @@ class Rollout:
         self.session_id = session_id
         self.lines: list[dict[str, Any]] = []
         self.tokens = 0
+        #: cached input tokens each request adds to the running total (None: not written, as
+        #: builds before prompt caching was counted)
+        self.cached: int | None = None
+        self.cached_total = 0
         if shape == "current":
             meta: dict[str, Any] = {"id": session_id, "cwd": "/work/t", "originator": "codex_exec",
                                     "cli_version": cli_version, "instructions": None}  # fmt: skip
@@ -192,8 +196,11 @@ class Rollout:
             else:
                 self.output(call, out)
         self.tokens += 1000
-        self.event({"type": "token_count", "info": {"total_token_usage": {"input_tokens": self.tokens - 100,
-                    "output_tokens": 100, "total_tokens": self.tokens}}})  # fmt: skip
+        usage = {"input_tokens": self.tokens - 100, "output_tokens": 100, "total_tokens": self.tokens}
+        if self.cached is not None:
+            self.cached_total += self.cached
+            usage["cached_input_tokens"] = self.cached_total
+        self.event({"type": "token_count", "info": {"total_token_usage": usage}})
         if self.shape == "mid-2025":
             self.lines.append({"record_type": "state"})
 
@@ -242,6 +249,7 @@ class GeminiSession:
         self.header = header
         self.messages: list[dict[str, Any]] = []
         self.records: list[dict[str, Any]] = []  # the JSONL form's records, in write order
+        self.cached: int | None = 0  # each model message's ``tokens.cached`` (None: not written)
 
     @staticmethod
     def call(name: str, **args: Any) -> dict[str, Any]:
@@ -279,7 +287,9 @@ class GeminiSession:
                                                           "response": response}}]  # fmt: skip
             records.append(record)
         message = self._message("gemini", text, thoughts=[], model="gemini-2.5-pro",
-                                tokens={"input": 900, "output": 100, "cached": 0, "total": 1000})  # fmt: skip
+                                tokens={"input": 900, "output": 100,
+                                        **({} if self.cached is None else {"cached": self.cached}),
+                                        "total": 1000})  # fmt: skip
         if calls:
             # The JSONL form writes the message as soon as the model answered, then again
             # once its calls finished (same id): the last one holds the results.

@@ -489,3 +489,51 @@ def arm_rows(figures: list[dict[str, Any]]) -> dict[str, Any]:
         rows[name] = spread([f["run_figures"][name] for f in figures if f["run_figures"][name] is not None])
     rows["cost_usd"] = spread([f["cost"]["total_usd"] for f in figures if f["cost"]["total_usd"] is not None])
     return rows
+
+
+# -- cache reads of the other agents' logs ------------------------------------------------------
+
+
+def _cache(pairs: list[tuple[Any, Any]]) -> dict[str, Any]:
+    """input tokens, cache reads and their share from (prompt tokens, of them cached) pairs:
+    all null when none, or when a prompt's count comes without its cached part."""
+    counted = [(p, c) for p, c in pairs if isinstance(p, int)]
+    if not counted or any(not isinstance(c, int) for _, c in counted):
+        return {"input_tokens": None, "cache_read_tokens": None, "cache_read_share": None}
+    inputs, cached = sum(p for p, _ in counted), sum(c for _, c in counted)
+    return {"input_tokens": inputs, "cache_read_tokens": cached,
+            "cache_read_share": cached / inputs if inputs else None}  # fmt: skip
+
+
+def codex_cache(path: Path) -> dict[str, Any]:
+    """A Codex rollout's cache reads: its last ``token_count``'s running total (input tokens,
+    of them ``cached_input_tokens``)."""
+    last: tuple[Any, Any] | None = None
+    for line in path.read_text(encoding="utf-8").splitlines():
+        obj = json.loads(line)
+        payload = obj.get("payload") if obj.get("type") == "event_msg" else None
+        if isinstance(payload, dict) and payload.get("type") == "token_count":
+            total = (payload.get("info") or {}).get("total_token_usage") or {}
+            last = (total.get("input_tokens"), total.get("cached_input_tokens"))
+    return _cache([last] if last else [])
+
+
+def gemini_cache(path: Path) -> dict[str, Any]:
+    """A Gemini CLI session's cache reads: each model message's ``tokens.input`` and, of them,
+    ``tokens.cached``; the JSONL form's records of one message id counted once (the last)."""
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".jsonl":
+        latest: dict[str, dict[str, Any]] = {}
+        for line in text.splitlines():
+            rec = json.loads(line)
+            if isinstance(rec.get("id"), str) and "type" in rec:
+                latest[rec["id"]] = rec
+        messages = list(latest.values())
+    else:
+        messages = json.loads(text)["messages"]
+    pairs = [
+        ((m.get("tokens") or {}).get("input"), (m.get("tokens") or {}).get("cached"))
+        for m in messages
+        if m.get("type") == "gemini" and "tokens" in m
+    ]
+    return _cache(pairs)

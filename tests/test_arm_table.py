@@ -6,19 +6,22 @@ seeded campaign, plain and under xdist; and on small hand-made runs for each rul
 
 from __future__ import annotations
 
+import json
 import math
+import random
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_shapes import GeminiSession, Rollout, explore_text
+from agent_shapes import GeminiSession, OpenCodeSession, QwenChat, Rollout, explore_text
 from builders import EXPLORE, Run
 from helpers import RunCampaign
 from real_shapes import SID, RealSession
-from table_oracle import arm_rows, held_out_campaign, oracle
+from table_oracle import arm_rows, codex_cache, gemini_cache, held_out_campaign, oracle
 
 from pytest_explore_suff import judge
+from pytest_explore_suff.campaign import discover
 from pytest_explore_suff.metrics import measure
 
 
@@ -336,6 +339,8 @@ def test_codex_logs_give_tokens_where_they_count_them_and_never_a_cost(tmp_path:
     # the current shape writes token_count events; the mid-2025 one none: null, not 0
     assert (rf["tokens_processed"] is not None) is (shape == "current")
     assert f["cost"]["total_usd"] is None and f["cost"]["main_usd"] is None
+    # its token counts say no cached part: the cache-read share is unknown, not 0
+    assert f["cost"]["cache_read_share"] is None and f["cost"]["input_tokens"] is None
 
 
 def test_gemini_logs_give_tokens_and_never_a_cost(tmp_path: Path) -> None:
@@ -348,3 +353,104 @@ def test_gemini_logs_give_tokens_and_never_a_cost(tmp_path: Path) -> None:
     assert f["run_figures"]["tokens_processed"] is not None and f["run_figures"]["retrieval"] == 1
     assert f["run_figures"]["success"] is None
     assert f["cost"]["total_usd"] is None and f["cost"]["by_model"] is None
+    # each message says 900 input tokens, none cached: a share of 0, known
+    assert (f["cost"]["input_tokens"], f["cost"]["cache_read_tokens"], f["cost"]["cache_read_share"]) == (
+        1800, 0, 0.0)  # fmt: skip
+
+
+def test_qwen_and_opencode_logs_give_their_cache_reads_and_null_where_a_request_lacks_them(
+    tmp_path: Path,
+) -> None:
+    chat = QwenChat()
+    chat.user("where is f?")
+    chat.step(chat.explore("f"), results=[explore_text(["lib/a.py"])])
+    chat.step(chat.call("read_file", absolute_path="/work/t/lib/a.py"))
+    chat.finish()
+    path = chat.write(tmp_path / "q" / "proj" / "chats" / "7e1f.jsonl")
+    usage = [u for line in path.read_text().splitlines() if (u := json.loads(line).get("usageMetadata"))]
+    prompt, cached = (sum(u[k] for u in usage) for k in ("promptTokenCount", "cachedContentTokenCount"))
+    c = measure(*judge("qwen", [str(path)]))["cost"]
+    assert len(usage) == 3 and 0 < cached < prompt
+    assert (c["input_tokens"], c["cache_read_tokens"]) == (prompt, cached)
+    assert c["cache_read_share"] == pytest.approx(cached / prompt)
+    # one request without its cached part: the share is not known
+    lines = path.read_text().splitlines()
+    first = next(i for i, line in enumerate(lines) if "usageMetadata" in line)
+    rec = json.loads(lines[first])
+    del rec["usageMetadata"]["cachedContentTokenCount"]
+    lines[first] = json.dumps(rec)
+    path.write_text("\n".join(lines) + "\n")
+    assert measure(*judge("qwen", [str(path)]))["cost"]["cache_read_share"] is None
+
+    s = OpenCodeSession("ses_cache")
+    s.step(s.explore(), results=[explore_text(["lib/a.py"])])
+    s.step(text="f is in lib/a.py")
+    export = s.export()
+    steps = [p["tokens"] for m in export["messages"] for p in m["parts"] if p["type"] == "step-finish"]
+    whole = sum(t["input"] + t["cache"]["read"] + t["cache"]["write"] for t in steps)
+    read = sum(t["cache"]["read"] for t in steps)
+    (tmp_path / "oc").mkdir()
+    (tmp_path / "oc" / "export.json").write_text(json.dumps(export))
+    [t] = discover(str(tmp_path / "oc")).transcripts
+    c = measure(*judge(t.kind, t.files))["cost"]
+    assert len(steps) == 2 and (c["input_tokens"], c["cache_read_tokens"]) == (whole, read)
+    assert c["cache_read_share"] == pytest.approx(read / whole)
+
+
+def _cache_campaign(root: Path, seed: int) -> dict[str, Any]:
+    """Codex rollouts and Gemini sessions (both forms) with random cache reads per request;
+    in each agent one log writes a request without its cached part (the share unknown) and
+    one none at all (Codex's mid-2025 shape, a Gemini session without token counts)."""
+    rng = random.Random(seed)
+    oracles: dict[str, Any] = {}
+    for i in range(6):
+        r = Rollout("mid-2025" if i == 5 else "current", "shell", session_id=f"0199-cache-{i}")
+        r.user("where is send?")
+        for k in range(rng.randint(1, 3)):
+            r.cached = None if i == 4 and k == 0 else rng.randint(0, 900)
+            r.step(r.explore("send"), outputs=[explore_text(["lib/a.py"])])
+        r.finish()
+        path = r.write(root / "codex" / "sessions" / f"rollout-2026-03-01T10-0{i}-00-0199c{i}.jsonl")
+        oracles[path.relative_to(root).as_posix()] = codex_cache(path)
+    for i in range(6):
+        g = GeminiSession("jsonl" if i % 2 else "session")
+        g.user("where is send?")
+        for k in range(rng.randint(1, 3)):
+            g.cached = None if i == 4 and k == 0 else rng.randint(0, 900)
+            g.step(g.explore("send"), results=[explore_text(["lib/a.py"])])
+        g.cached = rng.randint(0, 900)
+        g.finish()
+        if i == 5:  # no token counts at all
+            for m in g.messages:
+                m.pop("tokens", None)
+            for m in g.records:
+                m.pop("tokens", None)
+        name = f"session-2026-03-01T10-0{i}-5c1d00c{i}{g.suffix()}"
+        path = g.write(root / "gemini" / "tmp" / "ab12" / "chats" / name)
+        oracles[path.relative_to(root).as_posix()] = gemini_cache(path)
+    return oracles
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["plain", "n2"])
+def test_codex_and_gemini_cache_reads_equal_an_independent_computation(
+    pytester: pytest.Pytester, run_campaign: RunCampaign, xdist: list[str]
+) -> None:
+    root = pytester.path / "agents"
+    want = _cache_campaign(root, seed=11)
+    _, doc = run_campaign(root, "-p", "no:randomly", *xdist)
+    assert doc is not None
+    got = {r["path"]: r["cost"] for r in doc["transcripts"]}
+    assert set(got) == set(want)
+    for path, w in want.items():
+        _close({k: got[path][k] for k in w}, w, path)
+    # the campaign has known, partly known and absent cache reads in both agents
+    for agent in ("codex", "gemini"):
+        shares = [w["cache_read_share"] for p, w in want.items() if p.startswith(agent)]
+        assert sum(s is None for s in shares) == 2 and all(0 <= s <= 1 for s in shares if s is not None)
+    # per arm: the pooled share of the runs that say it
+    for arm, agg in doc["arms"].items():
+        mine = [r["path"] for r in doc["transcripts"] if r["arm"] == arm and r["status"] == "classified"]
+        runs = [want[p] for p in mine]
+        known = [w for w in runs if w["input_tokens"]]
+        pooled = sum(w["cache_read_tokens"] for w in known) / sum(w["input_tokens"] for w in known)
+        _close(agg["cost"]["cache_read_share"]["pooled"], pooled, f"{arm} pooled cache-read share")

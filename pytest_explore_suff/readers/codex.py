@@ -308,6 +308,10 @@ class _File:
         self.agent_path: str | None = None
         self.started = ""  # the first line's timestamp: children are linked earliest first
         self.tokens: int | None = None
+        #: (input tokens, of them cached) of the running total, where every ``token_count``
+        #: says both; ``cache_unknown`` when one gave input tokens without the cached part
+        self.cache: tuple[int, int] | None = None
+        self.cache_unknown = False
         #: user inputs: (text, how many actions the thread had then); from event_msg
         #: ``user_message``, else from user message items the CLI did not write itself
         self.inputs: list[tuple[str, int]] = []
@@ -556,9 +560,19 @@ class _Rollout:
         if isinstance(info, dict) and self.main:
             self.measured(info)
         usage = info.get("total_token_usage") if isinstance(info, dict) else None
-        total = usage.get("total_tokens") if isinstance(usage, dict) else None
+        if not isinstance(usage, dict):
+            return
+        total = usage.get("total_tokens")
         if isinstance(total, int) and not isinstance(total, bool):
             self.file.tokens = max(total, self.file.tokens or 0)
+        # A running total: its input tokens include the cached part (cached_input_tokens).
+        read, cached = usage.get("input_tokens"), usage.get("cached_input_tokens")
+        if isinstance(read, int) and not isinstance(read, bool):
+            if isinstance(cached, int) and not isinstance(cached, bool) and cached <= read:
+                f = self.file
+                f.cache = (read, cached) if f.cache is None or read >= f.cache[0] else f.cache
+            else:
+                self.file.cache_unknown = True
 
     def session_meta(self, payload: dict[str, Any]) -> None:
         self.boundary()
@@ -730,6 +744,11 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         duration = round(state.last_ms - state.first_ms)
     # Each rollout counts its own tokens (a parent's total does not include its children's).
     totals = [f.tokens for f in (*segments, *children) if f.tokens is not None]
+    # The cache-read share: of every rollout's input tokens, those it says were cached; not
+    # known when a rollout counted input tokens without saying the cached part.
+    caches = [f.cache for f in (*segments, *children) if f.cache is not None]
+    if caches and not any(f.cache_unknown for f in (*segments, *children)):
+        collector.cache = (sum(c[0] for c in caches), sum(c[1] for c in caches))
     collector.runs.append(
         {
             "subtype": None,

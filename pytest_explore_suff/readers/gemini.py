@@ -297,16 +297,36 @@ def _next_stamp(messages: list[Any], i: int) -> float | None:
     return None
 
 
+def _count(value: Any) -> bool:
+    """Whether a token figure is a count (a whole number, not a bool)."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and float(value).is_integer()
+
+
 class _Session:
     def __init__(self, collector: Collector) -> None:
         self.c = collector
         self.spec_names = (collector.spec.explore, collector.spec.family)
         self.turns = 0
         self.tokens: int | None = None
+        #: (input tokens, of them cached) summed over the messages, where each says both;
+        #: ``cache_unknown`` when one gave input tokens without the cached part
+        self.cache: tuple[int, int] | None = None
+        self.cache_unknown = False
         self.thread = "main"
         self.owner: str | None = None  # the session id of the file being read
         self.prefix = ""  # message ids of a child file are its own
         self.delegations: list[_Delegation] = []
+
+    def cached(self, prompt: Any, cached: Any) -> None:
+        """A request's prompt tokens and, of them, those read from the cache (Gemini's
+        ``cachedContentTokenCount``: the prompt count includes it)."""
+        if not _count(prompt):
+            return
+        if not _count(cached) or cached > prompt:
+            self.cache_unknown = True
+            return
+        read, hit = self.cache or (0, 0)
+        self.cache = (read + int(prompt), hit + int(cached))
 
     def call(self, msg: str, call_id: Any, name: Any, args: Any) -> str | None:
         if not isinstance(name, str):
@@ -337,6 +357,8 @@ class _Session:
             total = tokens.get("total") if isinstance(tokens, dict) else None
             if isinstance(total, (int, float)) and not isinstance(total, bool):
                 self.tokens = (self.tokens or 0) + int(total)
+            if isinstance(tokens, dict):
+                self.cached(tokens.get("input"), tokens.get("cached"))
             mid = m.get("id")
             msg = (
                 f"#gemini-{self.prefix}{mid}"
@@ -666,3 +688,5 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             "tokens": state.tokens,
         }
     )
+    if state.cache is not None and not state.cache_unknown:
+        collector.cache = state.cache

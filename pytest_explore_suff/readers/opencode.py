@@ -84,6 +84,10 @@ class _Reader:
         self.c = collector
         self.feed = Feed(collector, TOOLS)
         self.tokens: int | None = None
+        #: (prompt tokens, of them cache reads) over the steps where each says both;
+        #: ``cache_unknown`` when a step gave its input without its cache reads
+        self.cache: tuple[int, int] | None = None
+        self.cache_unknown = False
         self.tasks: list[tuple[str, str | None]] = []  # (task call id, its session id), per thread
 
     def messages(self, thread: str, messages: Iterable[tuple[str, dict[str, Any], list[Any]]]) -> None:
@@ -132,6 +136,12 @@ class _Reader:
         if ctx is not None:
             self.c.timeline.measured(ctx)
             self.tokens = (self.tokens or 0) + ctx + (number(tokens.get("output")) or 0)
+            read = number(cache.get("read"))
+            if number(tokens.get("input")) is None or read is None:
+                self.cache_unknown = True
+            else:
+                whole, hit = self.cache or (0, 0)
+                self.cache = (whole + ctx, hit + read)
 
     def tool(self, thread: str, msg: str, part: dict[str, Any]) -> None:
         state: dict[str, Any] = part["state"] if isinstance(part.get("state"), dict) else {}
@@ -227,6 +237,8 @@ def _subagents(
 
 def _finish(reader: _Reader, collector: Collector) -> None:
     collector.processed = reader.tokens
+    if reader.cache is not None and not reader.cache_unknown:
+        collector.cache = reader.cache
     reader.feed.run(reader.tokens)
 
 

@@ -91,6 +91,10 @@ class _Chat:
         self.fresh = Replays().fresh
         self.turns = 0
         self.tokens: int | None = None
+        #: (prompt tokens, of them cached) summed over the requests, where each says both;
+        #: ``cache_unknown`` when one gave its prompt without the cached part
+        self.cache: tuple[int, int] | None = None
+        self.cache_unknown = False
         self.first_ms: float | None = None
         self.last_ms: float | None = None
         self.telemetry = 0  # tool_call events read
@@ -130,6 +134,12 @@ class _Chat:
             prompt = _int(usage.get("promptTokenCount"))
             if prompt is not None:
                 timeline.request(prompt)
+                cached = _int(usage.get("cachedContentTokenCount"))  # part of the prompt's count
+                if cached is None or cached > prompt:
+                    self.cache_unknown = True
+                else:
+                    read, hit = self.cache or (0, 0)
+                    self.cache = (read + prompt, hit + cached)
             total = _int(usage.get("totalTokenCount"))
             if total is not None:
                 self.tokens = (self.tokens or 0) + total
@@ -275,3 +285,5 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             "tokens": chat.tokens,
         }
     )
+    if chat.cache is not None and not chat.cache_unknown:
+        collector.cache = chat.cache
