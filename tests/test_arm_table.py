@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_shapes import GeminiSession, OpenCodeSession, QwenChat, Rollout, explore_text
+from agent_shapes import (
+    AmpThread,
+    CopilotSession,
+    GeminiSession,
+    OpenCodeSession,
+    QwenChat,
+    Rollout,
+    explore_text,
+)
 from builders import EXPLORE, Run
 from helpers import RunCampaign
 from real_shapes import SID, RealSession
@@ -454,3 +462,29 @@ def test_codex_and_gemini_cache_reads_equal_an_independent_computation(
         known = [w for w in runs if w["input_tokens"]]
         pooled = sum(w["cache_read_tokens"] for w in known) / sum(w["input_tokens"] for w in known)
         _close(agg["cost"]["cache_read_share"]["pooled"], pooled, f"{arm} pooled cache-read share")
+
+
+def test_amp_and_copilot_logs_give_their_cache_reads(tmp_path: Path) -> None:
+    t = AmpThread()
+    t.user("where is f?")
+    t.step(t.explore(), results=[explore_text(["lib/a.py"])])
+    t.finish()
+    t.write(tmp_path / "amp" / "threads" / f"{t.id}.json")
+    usage = [m["usage"] for m in t.document()["messages"] if m.get("usage")]
+    whole = sum(u["inputTokens"] + u["cacheCreationInputTokens"] + u["cacheReadInputTokens"] for u in usage)
+    read = sum(u["cacheReadInputTokens"] for u in usage)
+    s = CopilotSession()
+    s.step(s.explore(), results=[explore_text(["lib/a.py"])])
+    s.finish()
+    s.shutdown()
+    s.write(tmp_path / "copilot" / "session-state" / s.session_id / "events.jsonl")
+    metrics = [e["data"]["modelMetrics"] for e in s.events if e["type"] == "session.shutdown"]
+    inputs = sum(m["usage"]["inputTokens"] for mm in metrics for m in mm.values())
+    cached = sum(m["usage"]["cacheReadTokens"] for mm in metrics for m in mm.values())
+    got = {}
+    for found in discover(str(tmp_path)).transcripts:
+        c = measure(*judge(found.kind, found.files))["cost"]
+        got[found.agent] = (c["input_tokens"], c["cache_read_tokens"], c["cache_read_share"])
+    assert len(usage) == 2 and len(metrics) == 1
+    assert got == {"amp": (whole, read, pytest.approx(read / whole)),
+                   "copilot": (inputs, cached, pytest.approx(cached / inputs))}  # fmt: skip

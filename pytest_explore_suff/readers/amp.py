@@ -65,6 +65,8 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
     doc = transcript_document(files[0], collector, "messages", "Amp thread messages")
     feed = Feed(collector, TOOLS)
     tokens: int | None = None
+    cache: tuple[int, int] | None = None  # (prompt tokens, of them cache reads)
+    cache_unknown = False  # a request gave its input without its cache reads
     for i, message in enumerate(doc["messages"]):
         if not isinstance(message, dict) or not isinstance(message.get("content"), list):
             continue
@@ -80,6 +82,12 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
                 if ctx is not None:
                     collector.timeline.request(ctx)
                     tokens = (tokens or 0) + ctx + (number(usage.get("outputTokens")) or 0)
+                    # the cache reads among the request's whole prompt (input, cache writes, reads)
+                    hit = number(usage.get("cacheReadInputTokens"))
+                    if number(usage.get("inputTokens")) is None or hit is None:
+                        cache_unknown = True
+                    else:
+                        cache = (cache[0] + ctx, cache[1] + hit) if cache else (ctx, hit)
             mid = message.get("messageId")
             msg = f"#amp-{mid if isinstance(mid, (str, int)) else i}"
             texts = []
@@ -112,4 +120,6 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
             if not answered:  # a message of tool results is no prompt
                 collector.asked(*said)  # the thread's first user text is its prompt
     collector.processed = tokens
+    if cache is not None and not cache_unknown:
+        collector.cache = cache
     feed.run(tokens)

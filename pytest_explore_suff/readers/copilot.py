@@ -135,6 +135,10 @@ class _Session:
         self.turns = 0
         self.final: tuple[int, int] | None = None  # the last shutdown's (currentTokens, overhead)
         self.processed: int | None = None
+        #: (input tokens, of them cache reads) of every shutdown's per-model usage, where each
+        #: says both; ``cache_unknown`` when one gave input tokens without its cache reads
+        self.cache: tuple[int, int] | None = None
+        self.cache_unknown = False
         self.start: str | None = None
         self.end: str | None = None
         self.main_ids: set[str] = set()  # calls of the main thread: their results fill its window
@@ -246,6 +250,14 @@ class _Session:
                 if isinstance(usage, dict):
                     n = sum(v for k in ("inputTokens", "outputTokens") if type(v := usage.get(k)) is int)
                     self.processed = (self.processed or 0) + n
+                    # cache reads are part of the input tokens (the formats page)
+                    read, hit = usage.get("inputTokens"), usage.get("cacheReadTokens")
+                    if type(read) is int:
+                        if type(hit) is int and hit <= read:
+                            whole, cached = self.cache or (0, 0)
+                            self.cache = (whole + read, cached + hit)
+                        else:
+                            self.cache_unknown = True
 
 
 def _history(path: str, collector: Collector) -> None:
@@ -311,4 +323,6 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         current, overhead = state.final
         collector.timeline.estimate(current, overhead, state.turns)
     collector.processed = state.processed
+    if state.cache is not None and not state.cache_unknown:
+        collector.cache = state.cache
     _run(collector, state)
