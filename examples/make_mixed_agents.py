@@ -12,10 +12,16 @@ two sessions, one with a subagent) and GitHub Copilot CLI (two sessions, whose
 occupancy is estimated from the window at the end). Each agent's column of the summary is its
 own arm. The event shapes are those of tests/builders.py
 and tests/agent_shapes.py.
+
+It also writes the campaign's truth file (``explore-suff-truth.toml``, docs/ground-truth.md):
+one question per asked question, found in every agent's log by its prompt (each run's first
+user message), graded on what the agent answered: a full answer, or a partial or wrong one
+(``ANSWERED``); OpenCode's sessions answer "Answered." and fail.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 from pathlib import Path
@@ -44,10 +50,60 @@ QUESTIONS = [
     ("what does url_for build", ["src/flask/helpers.py"]),
 ]
 MISSED = "src/flask/wrappers.py"
+#: Per question: its id, the regex that finds it in a run's prompt, what a correct answer
+#: mentions, and two answers: a full one, and a partial (or, for blueprints, a wrong) one.
+GRADED = [
+    ("flask-routing", "flask route a request", ["add_url_rule", "url_map", "dispatch_request"],
+     "A view is registered with add_url_rule, which adds a Werkzeug Rule to app.url_map; for each "
+     "request the matched rule's endpoint picks the view that dispatch_request calls.",
+     "Routes are kept in app.url_map (add_url_rule adds them) and Werkzeug matches the URL."),
+    ("flask-blueprints", "blueprints registered",
+     ["register_blueprint", "BlueprintSetupState", "record_once"],
+     "app.register_blueprint calls the blueprint's register, which makes a BlueprintSetupState and "
+     "replays the deferred functions recorded with record and record_once.",
+     "Blueprints are registered at import time, by the module that defines them."),
+    ("flask-request-context", "request context pushed", ["RequestContext", "push", "_cv_request"],
+     "wsgi_app makes a RequestContext and calls its push, which sets the _cv_request context "
+     "variable (pushing an app context first when none is active).",
+     "A RequestContext is made per request and pushed."),
+    ("flask-url-for", "url_for build", ["url_for", "MapAdapter", "build"],
+     "url_for finds the endpoint and asks the url_map's MapAdapter to build the URL, with the "
+     "script root and, with _external, the host.",
+     "url_for returns the URL of an endpoint."),
+]  # fmt: skip
+#: Which answer each agent's run i gives: f (the full one) or p (the other).
+ANSWERED = {
+    "claude": "fffp", "codex": "fpff", "gemini": "pfpf", "amp": "ffpf", "cline": "fp", "copilot": "ff",
+}  # fmt: skip
+
+
+def answer(agent: str, i: int) -> str:
+    _, _, _, full, other = GRADED[i - 1]
+    return full if ANSWERED[agent][i - 1] == "f" else other
+
+
+TRUTH = """# The questions this campaign asked (docs/ground-truth.md), written by make_mixed_agents.py.
+# Each is found in every agent's log by its prompt: the run's first user message. Read as
+# data by pytest-explore-suff when the campaign is graded: never executed.
+version = 1
+""" + "".join(
+    f"""
+[[question]]
+id = "{qid}"
+prompt = '{regex}'
+answer = {json.dumps(files)}
+symbols = {json.dumps(symbols)}
+"""
+    + ("must_not = ['(?i)at import time']\n" if qid == "flask-blueprints" else "")
+    for (qid, regex, symbols, _, _), (_, files) in zip(GRADED, QUESTIONS, strict=True)
+)
 
 
 def claude(i: int, question: str, files: list[str]) -> Run:
     r = Run(f"claude-{i}")
+    # The prompt, as a run with --verbose writes it: a prompt question finds the run by it.
+    prompt = {"role": "user", "content": question}
+    r.events.append({"type": "user", "message": prompt, "session_id": r.session})
     r.step(r.explore(question), response(files, mentioned=[MISSED]))
     if i == 1:
         r.step(r.use("Read", file_path=f"{T}/{files[0]}"), "...source...")
@@ -56,7 +112,7 @@ def claude(i: int, question: str, files: list[str]) -> Run:
         r.step(r.use("Grep", pattern="record_once", path="src"), "src/flask/blueprints.py:88")
     elif i == 3:
         r.step(r.use("Read", file_path=f"{T}/{MISSED}"), "...source...")
-    r.finish("Answered.")
+    r.finish(answer("claude", i))
     return r
 
 
@@ -78,7 +134,7 @@ def codex(i: int, question: str, files: list[str]) -> Rollout:
         c.step(c.patch())
     else:
         c.step(c.shell(f"nl -ba {MISSED} | sed -n '40,90p'"))
-    c.finish("Answered.")
+    c.finish(answer("codex", i))
     return c
 
 
@@ -93,7 +149,7 @@ def gemini(i: int, question: str, files: list[str]) -> GeminiSession:
         g.step(g.call("grep_search", pattern="record_once"))
     elif i == 3:
         g.step(g.call("read_many_files", paths=[files[1], MISSED]))
-    g.finish("Answered.")
+    g.finish(answer("gemini", i))
     return g
 
 
@@ -107,7 +163,7 @@ def amp(i: int, question: str, files: list[str]) -> AmpThread:
         t.step(t.call("Grep", pattern="record_once", path="src"))
     elif i == 3:
         t.step(t.call("Read", path=f"{T}/{MISSED}"))
-    t.finish("Answered.")
+    t.finish(answer("amp", i))
     return t
 
 
@@ -119,7 +175,7 @@ def cline(i: int, question: str, files: list[str]) -> ClineTask:
         c.step(c.call("execute_command", command=f"sed -n '1,80p' {files[0]}"))
     else:
         c.step(c.call("list_files", path="src/flask"))
-    c.finish("Answered.")
+    c.finish(answer("cline", i))
     return c
 
 
@@ -146,7 +202,7 @@ def copilot(i: int, question: str, files: list[str]) -> CopilotSession:
         s.step(s.call("view", path=f"{T}/{files[0]}"), results=["...source..."])
     else:
         s.step(s.call("grep", pattern="record_once", path="src"), results=["src/flask/blueprints.py:88"])
-    s.finish("Answered.")
+    s.finish(answer("copilot", i))
     s.shutdown(current=21000 + 1000 * i, system=4000, tools=6000)
     return s
 
@@ -179,6 +235,7 @@ def main() -> None:
         '[{"sessionId": "5c1d0001", "messageId": 0, "type": "user", "message": "how does flask route"}]\n'
     )
     (OUT / "gemini" / "tmp" / "ab12" / "logs.json").write_text(prompts, encoding="utf-8")
+    (OUT / "explore-suff-truth.toml").write_text(TRUTH, encoding="utf-8")
     print(f"wrote {OUT}")
 
 

@@ -455,3 +455,39 @@ def test_a_log_with_no_prompt_but_the_clis_context_matches_no_prompt_question(tm
     c.finish("res.send sets it")
     _, collector = judge("codex", [str(c.write(tmp_path / "rollout-x.jsonl"))])
     assert collector.prompt is None
+
+
+def test_the_mixed_agents_example_grades_every_agents_runs_by_their_prompts(
+    pytester: pytest.Pytester,
+) -> None:
+    """examples/mixed-agents: its truth file finds each run's question by the run's prompt, in
+    every agent's log; each verdict is what the generator had the agent answer."""
+    import importlib.util
+
+    from helpers import EXAMPLES
+
+    spec = importlib.util.spec_from_file_location("make_mixed_agents", EXAMPLES / "make_mixed_agents.py")
+    assert spec is not None and spec.loader is not None
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    root = EXAMPLES / "mixed-agents"
+    result = pytester.runpytest(f"--explore-suff={root}", "--explore-suff-json=r.json", "-n", "2",
+                                "-p", "no:cacheprovider")  # fmt: skip
+    result.assert_outcomes(passed=22)
+    result.stdout.fnmatch_lines(["truth file: */mixed-agents/explore-suff-truth.toml (the campaign*"])
+    doc = json.loads((pytester.path / "r.json").read_text(encoding="utf-8"))
+    assert len(doc["transcripts"]) == 22
+    for r in doc["transcripts"]:
+        agent = r["agent"]
+        i = int(re.sub(r"(/events)?\.jsonl?$", "", r["path"])[-1])  # the run's number, as named
+        qid, _, _, _, _ = make.GRADED[i - 1]
+        question, _ = make.QUESTIONS[i - 1]
+        (unit,) = r["truth"]
+        assert unit["question"] == qid, r["path"]
+        given = "f" if agent == "opencode" else make.ANSWERED[agent][i - 1]
+        expected = "fail" if agent == "opencode" else "pass" if given == "f" else (
+            "fail" if qid == "flask-blueprints" else "partial")  # fmt: skip
+        assert unit["verdict"] == expected, r["path"]
+        files = [str(root / f) for f in r["files"]]
+        session = r["path"].rsplit("/", 1)[1] if ".db/" in r["path"] else None
+        assert oracle.first_prompt(agent, files, session) == question, r["path"]
