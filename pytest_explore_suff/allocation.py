@@ -78,19 +78,14 @@ def sections(text: str, marker: str = ToolSpec.marker, marks: list[Mark] | None 
     """
     if marks is None:
         marks = marks_finder(marker)(text)
-    if not marks:
-        return []
-    tail = text.find(GUIDANCE, marks[-1][0])
-    end = len(text) if tail == -1 else tail
     out = []
-    for i, (start, header_at, path) in enumerate(marks):
-        stop = marks[i + 1][0] if i + 1 < len(marks) else end
+    for (_, header_at, _), (path, start, stop) in zip(marks, spans(text, marker, marks), strict=True):
         line_end = text.find("\n", header_at)
         # The header's entries, read in place (the pattern has no anchor: the same matches as in
         # a copy of the line); most headers have none.
         entries = _HEADER_ENTRY.findall(text, header_at, len(text) if line_end == -1 else line_end)
         symbols = tuple([entry for entry in entries if entry[1] in DEFINING_KINDS]) if entries else ()
-        out.append(Section(path, max(stop - start, 0), symbols))
+        out.append(Section(path, stop - start, symbols))
     return out
 
 

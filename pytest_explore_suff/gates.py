@@ -36,7 +36,7 @@ not a member and is left as it is.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import Any
@@ -375,16 +375,23 @@ def _metric_value(arm: dict[str, Any], metric: str, on: str) -> tuple[float | No
     return o["share"]["median"], o["transcripts"], None
 
 
-def evaluate_metrics(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str = "point") -> list[Outcome]:
-    """``--min-allocation`` and ``--max-residual-share``, in ARM or in every arm with answered
-    calls; an arm whose figure cannot be computed is not applicable, which is not a pass."""
+def _thresholds(
+    gates: list[Gate],
+    arms: dict[str, dict[str, Any]],
+    on: str,
+    figure: Callable[[dict[str, Any], Gate], tuple[float | None, int, float | None]],
+    targets: Callable[[Gate], list[str]],
+) -> list[Outcome]:
+    """A threshold gate (``--min-*``/``--max-*``) in each of its ``targets``: ``figure`` gives an
+    arm's (point, n, bound); the bound, where there is one, is compared, else the point. An
+    arm without the figure, or no target at all, is not applicable, which is not a pass."""
     outcomes: list[Outcome] = []
     for gate in gates:
-        targets = _targets(gate, arms)
-        if not targets:
+        chosen = targets(gate)
+        if not chosen:
             outcomes.append(Outcome(gate, None, None, 0, None, on))
-        for arm in targets:
-            value, n, bound = _metric_value(arms.get(arm) or {}, gate.metric, on)
+        for arm in chosen:
+            value, n, bound = figure(arms.get(arm) or {}, gate)
             if value is None:
                 why = "" if arm in arms else _unknown_arm(arms)
                 outcomes.append(Outcome(gate, arm, None, 0, None, on, why=why))
@@ -393,6 +400,13 @@ def evaluate_metrics(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str
             ok = compared >= gate.threshold if gate.op == "min" else compared <= gate.threshold
             outcomes.append(Outcome(gate, arm, value, n, ok, on, bound))
     return outcomes
+
+
+def evaluate_metrics(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str = "point") -> list[Outcome]:
+    """``--min-allocation`` and ``--max-residual-share``, in ARM or in every arm with answered
+    calls; an arm whose figure cannot be computed is not applicable, which is not a pass."""
+    return _thresholds(gates, arms, on, lambda agg, g: _metric_value(agg, g.metric, on),
+                       lambda g: _targets(g, arms))  # fmt: skip
 
 
 def evaluate_baseline_metrics(
@@ -442,30 +456,18 @@ def evaluate(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str = "poin
     lower bound must clear a minimum and the upper bound must stay under a
     maximum, so an arm passes on evidence, not on a lucky point estimate.
     """
-    outcomes: list[Outcome] = []
-    for gate in gates:
-        if gate.arm is not None:
-            targets = [gate.arm]
-        else:
-            targets = [a for a, agg in arms.items() if agg["answered"] > 0]
-            if not targets:
-                outcomes.append(Outcome(gate, None, None, 0, None, on))
-                continue
-        for arm in targets:
-            agg = arms.get(arm)
-            n = agg["answered"] if agg else 0
-            if not n or agg is None:
-                outcomes.append(Outcome(gate, arm, None, 0, None, on, why="" if agg else _unknown_arm(arms)))
-                continue
-            value = agg["shares"][gate.metric]
-            compared, bound = value, None
-            if on == "bound":
-                interval = agg["intervals"][gate.metric]
-                bound = interval["lo"] if gate.op == "min" else interval["hi"]
-                compared = bound
-            ok = compared >= gate.threshold if gate.op == "min" else compared <= gate.threshold
-            outcomes.append(Outcome(gate, arm, value, n, ok, on, bound))
-    return outcomes
+
+    def share(agg: dict[str, Any], gate: Gate) -> tuple[float | None, int, float | None]:
+        n = agg.get("answered") or 0
+        if not n:
+            return None, 0, None
+        bound = None
+        if on == "bound":
+            interval = agg["intervals"][gate.metric]
+            bound = interval["lo"] if gate.op == "min" else interval["hi"]
+        return agg["shares"][gate.metric], n, bound
+
+    return _thresholds(gates, arms, on, share, lambda g: _targets(g, arms))
 
 
 def _truth_value(
@@ -491,27 +493,16 @@ def evaluate_truth(gates: list[Gate], arms: dict[str, dict[str, Any]], on: str =
     every arm that has the figure (the arm without the tool has a correct share too); an
     arm without it, or no arm with it, is not applicable, which is not a pass. On the
     bound, the correct share's lower and false sufficient's upper 95% bound are compared."""
-    outcomes: list[Outcome] = []
-    for gate in gates:
+
+    def figure(agg: dict[str, Any], gate: Gate) -> tuple[float | None, int, float | None]:
+        return _truth_value(agg, gate.metric, gate.op, on)
+
+    def targets(gate: Gate) -> list[str]:
         if gate.arm is not None:
-            targets = [gate.arm]
-        else:
-            targets = [
-                a for a, agg in arms.items() if _truth_value(agg, gate.metric, gate.op, on)[0] is not None
-            ]
-            if not targets:
-                outcomes.append(Outcome(gate, None, None, 0, None, on))
-                continue
-        for arm in targets:
-            value, n, bound = _truth_value(arms.get(arm) or {}, gate.metric, gate.op, on)
-            if value is None:
-                why = "" if arm in arms else _unknown_arm(arms)
-                outcomes.append(Outcome(gate, arm, None, 0, None, on, why=why))
-                continue
-            compared = bound if bound is not None else value
-            ok = compared >= gate.threshold if gate.op == "min" else compared <= gate.threshold
-            outcomes.append(Outcome(gate, arm, value, n, ok, on, bound))
-    return outcomes
+            return [gate.arm]
+        return [a for a, agg in arms.items() if figure(agg, gate)[0] is not None]
+
+    return _thresholds(gates, arms, on, figure, targets)
 
 
 def evaluate_truth_baseline(

@@ -414,20 +414,26 @@ def truth_clusters(recs: Iterable[Mapping[str, Any]]) -> tuple[list[tuple[int, i
     correct: list[tuple[int, int]] = []
     wrong: list[tuple[int, int]] = []
     for b in map(truth_brief_of, recs):
-        if b is None or not b["u"]:
-            continue
-        passed = judged = failed_suff = suff = 0
-        for verdict, counts, *_ in b["u"]:
-            if verdict != "unjudged":
-                judged += 1
-                passed += verdict == "pass"
-                s = counts.get("sufficient", 0)
-                suff += s
-                if verdict == "fail":
-                    failed_suff += s
-        correct.append((passed, judged))
-        wrong.append((failed_suff, suff))
+        if b is not None and b["u"]:
+            c, w = _unit_clusters(b["u"])
+            correct.append(c)
+            wrong.append(w)
     return correct, wrong
+
+
+def _unit_clusters(units: Iterable[Sequence[Any]]) -> tuple[tuple[int, int], tuple[int, int]]:
+    """One transcript's answer units (`truth_brief_of`'s ``u``): (passes, judged units) and
+    (sufficient calls in failed units, sufficient calls in judged units)."""
+    passed = judged = failed_suff = suff = 0
+    for verdict, counts, *_ in units:
+        if verdict != "unjudged":
+            judged += 1
+            passed += verdict == "pass"
+            s = counts.get("sufficient", 0)
+            suff += s
+            if verdict == "fail":
+                failed_suff += s
+    return (passed, judged), (failed_suff, suff)
 
 
 def truth_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
@@ -450,25 +456,18 @@ def truth_summary(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any] | None:
         if not b["u"]:
             no_question += 1
             continue
-        passed = judged = failed_suff = suff = 0
         for verdict, counts, recall, first, _ in b["u"]:
             units += 1
             verdicts[verdict] += 1
             for bucket, n in counts.items():
                 crosstab[bucket][verdict] += n
-            if verdict != "unjudged":
-                judged += 1
-                passed += verdict == "pass"
-                s = counts.get("sufficient", 0)
-                suff += s
-                if verdict == "fail":
-                    failed_suff += s
             if recall is not None:
                 recalls.append(recall)
             if first is not None:
                 firsts.append(first)
-        correct.append((passed, judged))
-        wrong.append((failed_suff, suff))
+        c, w = _unit_clusters(b["u"])
+        correct.append(c)
+        wrong.append(w)
     gold = [g for b in briefs for g in b["g"]]
     envelope = sum(e for _, e in gold)
     correct_share = stats.share(correct)
