@@ -429,24 +429,41 @@ REPEATS_TITLE = ("repeats (a run passes when all its answered calls are sufficie
                  "correct; pass^k: k runs all pass):")  # fmt: skip
 
 
-def repeat_table(arms: Mapping[str, Mapping[str, Any]]) -> str | None:
-    """A row per arm whose questions ran more than once (and one on correctness with a
-    truth file): questions x runs, pass^k, pass^1, the questions whose runs disagree and
-    the spread between runs; None when no question of any arm ran twice."""
+def repeat_table(arms: Mapping[str, Mapping[str, Any]], width: int = 10_000) -> str | None:
+    """The repeats of each arm whose questions ran more than once, as the other arm tables:
+    a column per arm (fitted to the width), rows of questions x runs, pass^k, pass^1, the
+    questions whose runs disagree and the spread between runs, on sufficiency and (with a
+    truth file) on correctness; None when no question of any arm ran twice."""
+    columns = [(name, agg["repeats"]) for name, agg in arms.items() if agg.get("repeats")]
+    if not columns:
+        return None
+
     rows: list[list[object]] = []
-    for name, agg in arms.items():
-        r = agg.get("repeats")
-        for key, label in (("sufficient", clean(name)), ("correct", f"{clean(name)}, correct")):
-            if not r or (s := r[key]) is None:
-                continue
-            runs = s["k"] if s["k"] == s["k_max"] else f"{s['k']}-{s['k_max']}"
-            sd = _pct(s["sd"]) if s.get("sd") is not None else "-"
-            rows.append([label, s["questions"], runs, percent(s["pass_k"]), percent(s["pass_1"]),
-                         s["disagree"], sd])  # fmt: skip
+    for key, on in (("sufficient", ""), ("correct", ", correct")):
+        got = [r[key] for _, r in columns]
+        if all(s is None for s in got):
+            continue
+
+        def each(f: Any, got: list[Any] = got) -> list[object]:
+            return [f(s) if s is not None else "-" for s in got]
+
+        rows += [
+            [f"questions x runs{on}", *each(_repeat_runs)],
+            [f"pass^k{on}", *each(lambda s: percent(s["pass_k"]))],
+            [f"pass^1{on}", *each(lambda s: percent(s["pass_1"]))],
+            [f"runs disagree (questions){on}", *each(lambda s: s["disagree"])],
+        ]
+        if any(s is not None and s.get("sd") is not None for s in got):  # the per-run share's spread
+            sd = each(lambda s: "-" if s.get("sd") is None else _pct(s["sd"]))
+            rows.append([f"sd between runs, points{on}", *sd])
     if not rows:
         return None
-    headers = ["", "questions", "runs", "pass^k", "pass^1", "disagree", "sd, pts"]
-    return f"{REPEATS_TITLE}\n{tabulate(rows, headers=headers, tablefmt='simple', disable_numparse=True)}"
+    return f"{REPEATS_TITLE}\n{_metric_table(rows, [clean(n) for n, _ in columns], width)}"
+
+
+def _repeat_runs(s: Mapping[str, Any]) -> str:
+    runs = s["k"] if s["k"] == s["k_max"] else f"{s['k']}-{s['k_max']}"
+    return f"{s['questions']} x {runs}"
 
 
 def allocation_lines(rec: Mapping[str, Any]) -> list[str]:
@@ -522,7 +539,7 @@ def _summary_lines(report: Report, width: int, verbose: bool) -> Iterator[Line]:
     pair = report.metrics_comparison
     if pair and (line := residual_line(pair)) is not None:
         yield Line(line)
-    if (block := repeat_table(report.arms)) is not None:
+    if (block := repeat_table(report.arms, width)) is not None:
         title, table = block.split("\n", 1)
         yield Line("")
         yield Line(title)

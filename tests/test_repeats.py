@@ -107,20 +107,25 @@ def test_questions_run_more_than_once_get_pass_k_and_the_spread_between_runs(pyt
     pooled_var = sum((w["runs"] - 1) * w["var"] for w in want.values()) / dof
     assert summary["sd"] == pytest.approx(math.sqrt(pooled_var))
     assert r["correct"] is None  # no truth file
-    # the terminal: a row per arm with repeats, within 80 columns
+    # the terminal: a column per arm with repeats (as the other arm tables), within 80 columns
     result.stdout.fnmatch_lines(
         [
             "repeats (a run passes when all its answered calls are sufficient*",
-            "*questions*runs*pass^k*pass^1*disagree*sd, pts",
-            "new * 3 * 3-4 * 42% * 69% * 2 * 42",
+            "* new",
+            "questions x runs * 3 x 3-4",
+            "pass^k * 42%",
+            "pass^1 * 69%",
+            "runs disagree (questions) * 2",
+            "sd between runs, points * 42",
         ]
     )
     assert math.sqrt(pooled_var) == pytest.approx(0.4226, abs=1e-4)  # the row's 42 points
-    assert not any(line.startswith("old ") for line in result.stdout.lines)
     lines = result.stdout.lines
     start = next(i for i, line in enumerate(lines) if line.startswith("repeats ("))
-    block = lines[start : next(i for i in range(start, len(lines)) if lines[i].startswith("new ")) + 1]
-    assert len(block) == 5 and max(len(line) for line in block) <= 80
+    end = next(i for i in range(start, len(lines)) if lines[i].startswith("sd between runs"))
+    block = lines[start : end + 1]
+    assert "old" not in block[2].split()  # no question of the old arm ran twice: no column
+    assert len(block) == 9 and max(len(line) for line in block) <= 80
 
 
 def test_with_a_truth_file_a_question_is_the_truth_file_s_and_correctness_has_pass_k(pytester):
@@ -151,7 +156,12 @@ def test_with_a_truth_file_a_question_is_the_truth_file_s_and_correctness_has_pa
     assert rows["truth", "q-g2"]["sufficient"]["passed"] == 1
     assert r["sufficient"]["pass_k"] == pytest.approx((1 + 0 + 1 / 4) / 3)
     pytester.runpytest(f"--explore-suff={root}", "-p", "no:randomly").stdout.fnmatch_lines(
-        ["new, correct * 2 * 3 * 50% * 67% * 1 * -"]
+        [
+            "questions x runs, correct * 2 x 3",
+            "pass^k, correct * 50%",
+            "pass^1, correct * 67%",
+            "runs disagree (questions), correct * 1",
+        ]
     )
 
 
