@@ -966,6 +966,30 @@ def generate(
     return stats
 
 
+def truth_toml(seed: int, repo_names: tuple[str, ...], small: bool) -> str:
+    """A ground-truth file for the campaign ``generate`` writes with ``seed``: per repository
+    one question (its group) with gold files (three of its files and a glob), incidental
+    globs, symbols and ``must`` / ``must_not`` regexes, so that every check a truth file asks
+    for runs on every transcript (what it costs is what the benchmark measures)."""
+    pools = Pools(random.Random(seed))  # the pools `generate` made: the same files per repository
+    out = ["# Written by benchmarks/generate.py --truth-toml: a question per repository.", "version = 1", ""]
+    for name in repo_names:
+        repo = Repo(name, random.Random(f"{seed}:{name}"), pools, small)
+        rng = random.Random(f"{seed}:truth:{name}")
+        gold = repo.sample(rng, 3)
+        folder = gold[0].rsplit("/", 1)[0]
+        words = rng.sample(WORDS, 4)
+        out += [
+            "[[question]]", f'id = "{name}"', f'group = "{name}"',
+            f"answer = {json.dumps([*gold, folder + '/*.ts'])}",
+            'incidental = ["dist/**", "**/*.md", "test/**"]',
+            f"symbols = {json.dumps(words[:3])}",
+            f"must = ['(?i)\\b{words[3]}']", "must_not = ['(?i)cannot find', 'no such file']",
+            "min_symbols = 0.6", "",
+        ]  # fmt: skip
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("root", help="campaign directory to create (must not exist, or be empty)")
@@ -978,6 +1002,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="campaign shape: explore-heavy = long explore responses (median 27 KB), "
                         "~2.4 explore calls and ~0.24 MB per transcript")  # fmt: skip
     parser.add_argument("--truth", metavar="FILE", help="write the expected verdicts as JSON to FILE")
+    parser.add_argument("--truth-toml", metavar="FILE",
+                        help="write a ground-truth file (docs/ground-truth.md) for the campaign to FILE: "
+                        "a question per repository, covering every transcript")  # fmt: skip
     parser.add_argument("--turn-rate", type=float, default=Rates.turns, help="share of multi-turn runs")
     parser.add_argument("--subagent-rate", type=float, default=Rates.subagents)
     parser.add_argument("--race-rate", type=float, default=Rates.race)
@@ -1018,6 +1045,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.truth:
         with open(args.truth, "wb") as fh:
             fh.write(dumps({"root": root, "seed": args.seed, "transcripts": stats.truth}))
+    if args.truth_toml:
+        names = MORE_REPOS[: profile.get("repos", len(REPOS))]
+        with open(args.truth_toml, "w", encoding="utf-8") as fh:
+            fh.write(truth_toml(args.seed, names, args.small is not None))
     print(
         f"{root}: {stats.transcripts} transcripts, {stats.files} files ({stats.turn_files} turn files), "
         f"{stats.bytes / 1e6:.1f} MB, {stats.lines} lines, {stats.explores} explore calls, "

@@ -53,18 +53,29 @@ class Globs:
 
     patterns: tuple[str, ...] = ()
     compiled: tuple[re.Pattern[str], ...] = ()
+    #: what each path seen matched: a campaign's responses return the same files again and
+    #: again, and each is asked of by the gold share, recall, first and incidental share
+    _seen: dict[str, tuple[int, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     def __bool__(self) -> bool:
         return bool(self.patterns)
 
-    def matching(self, path: str) -> list[int]:
+    def matching(self, path: str) -> tuple[int, ...]:
         """The indices of the patterns ``path`` matches (``\\`` read as ``/``)."""
-        p = norm_path(path)
-        return [i for i, rx in enumerate(self.compiled) if rx.fullmatch(p)]
+        got = self._seen.get(path)
+        if got is None:
+            p = norm_path(path)
+            got = tuple(i for i, rx in enumerate(self.compiled) if rx.fullmatch(p))
+            if len(self._seen) >= _SEEN_MAX:  # a bound on memory, whatever the campaign holds
+                self._seen.clear()
+            self._seen[path] = got
+        return got
 
     def any(self, path: str) -> bool:
-        p = norm_path(path)
-        return any(rx.fullmatch(p) for rx in self.compiled)
+        return bool(self.matching(path))
+
+
+_SEEN_MAX = 1 << 16
 
 
 def glob_regex(pattern: str) -> str:

@@ -574,3 +574,21 @@ def test_the_trend_without_ground_truth_has_no_correct_column(
     out = result.stdout.str()
     assert "correct" not in out.split("trend over 3 runs", 1)[1]
     assert "correct answers" not in (pytester.path / "r.html").read_text(encoding="utf-8")
+
+
+def test_the_benchmarks_generated_truth_file_covers_every_generated_transcript(
+    pytester: pytest.Pytester, run_campaign: RunCampaign
+) -> None:
+    # What benchmarks/generate.py --truth-toml writes is what the benchmark of a truth file's
+    # cost grades with: valid, and every check it has runs on every transcript (6 MB: a run
+    # of each arm in each of the 8 repositories).
+    generate = Path(__file__).parent.parent / "benchmarks" / "generate.py"
+    camp, toml = pytester.path / "camp", pytester.path / "camp-truth.toml"
+    subprocess.run([sys.executable, str(generate), str(camp), "--size-mb", "6", "--profile", "explore-heavy",
+                    "--seed", "3", "--truth-toml", str(toml)], check=True, capture_output=True)  # fmt: skip
+    questions = T.load(str(toml)).questions
+    assert len(questions) == 8 and all(q.symbols and q.must and q.must_not for q in questions)
+    result, doc = run_campaign(camp, f"--explore-suff-truth={toml}")
+    assert doc is not None and doc["transcripts"]
+    assert all(len(t["truth"]) == 1 for t in doc["transcripts"] if t["status"] != "error")
+    assert "covers no transcript" not in result.stdout.str()
