@@ -4,6 +4,7 @@
     python benchmarks/generate.py /tmp/aa --size-mb 38 --profile aa --seed 7
     pytest --explore-suff=/tmp/aa --explore-suff-json=/tmp/aa.json -p no:randomly
     python benchmarks/aa.py /tmp/aa.json --splits 200 --shifts 0.05,0.10,0.15,0.20
+    python benchmarks/aa.py /tmp/aa.json --splits 200 --by-check   # which check fails, alone
 
 One campaign's report, its transcripts split at random into two halves (by group, the
 repository: ``--unit group``; or by run folder, ``--unit run``) many times; one half is
@@ -96,14 +97,48 @@ def decide(
     correction: str,
 ) -> bool:
     """Whether the run fails: the plugin's `build` of ``new`` against the baseline ``old``."""
+    return bool(build_report(old, new, gates, correction).failed)
+
+
+def by_check(records: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
+    """Per check of "drops at 0" (gate and arm), the share of A/A splits where it fails alone
+    (its p-value at most 2.5%) and where it would fail Holm's first step (at most 2.5%/m, m
+    the checks of the run): a check whose statistic is anti-conservative in its tail shows
+    a rate above the level."""
+    fails: dict[tuple[str, str], list[int]] = {}
+    m = 0
+    for i in range(args.splits):
+        rng = random.Random(f"{args.seed}:{i}")
+        old, new = split(records, args.unit, rng)
+        report = build_report(old, new, GATE_SETS["drops at 0"], "none")
+        members = [o for o in report.outcomes if o.member]
+        m = len(members)
+        for o in members:
+            row = fails.setdefault((o.gate.option, o.arm or ""), [0, 0])
+            row[0] += o.p is not None and o.p <= ALPHA
+            row[1] += o.p is not None and o.p <= ALPHA / m
+    lines = [f"{args.splits} splits by {args.unit}, seed {args.seed}; drops at 0, each check's p-value:", "",
+             f"| check | arm | p <= {ALPHA:.1%} (alone) | p <= {ALPHA:.1%}/{m} (Holm's first step) |",
+             "|---|---|---|---|"]  # fmt: skip
+    for (option, arm), (alone, first) in sorted(fails.items()):
+        n = args.splits
+        lines.append(f"| {option} | {arm} | {alone / n:.2%} ({alone}) | {first / n:.2%} ({first}) |")
+    return lines
+
+
+def build_report(
+    old: list[dict[str, Any]],
+    new: list[dict[str, Any]],
+    gates: tuple[float, float, float, int | None],
+    correction: str,
+) -> Any:
     drop, alloc, growth, min_calls = gates
-    report = build(
+    return build(
         campaign="aa", options=Options("explore", "codegraph", "", None, False, "bound", correction),
         coverage=Coverage(len(new), len(new)), records=new, ignored=[], min_calls=min_calls,
         baseline=("half", old), max_drop=drop,
         metric_baseline_gates=[Gate("allocation", "max_drop", alloc), Gate("residual", "max_growth", growth)],
     )  # fmt: skip
-    return bool(report.failed)
 
 
 def aa_table(records: list[dict[str, Any]], args: argparse.Namespace) -> list[str]:
@@ -171,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--shifts", type=lambda t: [float(x) for x in t.split(",") if x], default=[])
     parser.add_argument("--corrections", type=lambda t: t.split(","), default=["holm", "none"])
     parser.add_argument("--all-power", action="store_true", help="the power of every gate set")
+    parser.add_argument(
+        "--by-check", action="store_true", help="each check's A/A rate alone and at Holm's first step"
+    )
     parser.add_argument("--trend", nargs="+", metavar="REPORT", help="saved A/A runs' reports, oldest first")
     args = parser.parse_args(argv)
     t0 = time.perf_counter()
@@ -181,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
         arms = sorted({r["arm"] for r in records if r["status"] == "classified"})
         print(f"{args.report}: {len(records)} transcripts, arms {', '.join(arms)}; "
               f"each check alone at {ALPHA:.1%} one-sided")  # fmt: skip
-        print("\n".join(aa_table(records, args)))
+        print("\n".join(by_check(records, args) if args.by_check else aa_table(records, args)))
     if args.trend:
         print()
         print("\n".join(trend_table(args.trend)))

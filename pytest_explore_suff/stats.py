@@ -311,6 +311,23 @@ def ratio_of(used: Sequence[float], envelope: Sequence[float]) -> Ratio:
     return Ratio(p, max(0.0, p - half), min(1.0, p + half), var, n, "cluster-normal")
 
 
+def jackknife_ratio_var(groups: Mapping[Any, tuple[float, float]]) -> float:
+    """The delete-one-group jackknife variance of the pooled ratio sum(u) / sum(e) over
+    groups (each (u, e), e > 0): ``(G - 1) / G * sum((r_(-g) - mean)^2)``, r_(-g) the ratio
+    without group g. With few groups it is the safer of the cluster-robust variances (the
+    jackknife is close to CR3): the linearized one (CR1) understates the spread when a few
+    large groups dominate, and a one-sided test on it fails more often than it says (the
+    allocation drop's A/A benchmark: 1.5% of checks at a 0.42% level). 0 with under two groups."""
+    g = len(groups)
+    total_u = sum(u for u, _ in groups.values())
+    total_e = sum(e for _, e in groups.values())
+    reps = [(total_u - u) / (total_e - e) for u, e in groups.values() if total_e - e > 0]
+    if g < 2 or len(reps) < g:
+        return 0.0
+    mean = sum(reps) / g
+    return (g - 1) / g * sum((r - mean) ** 2 for r in reps)
+
+
 #: z of a two-sided 5% test plus z of 80% power: the detectable change is this many standard errors.
 Z_POWER = 1.959963984540054 + 0.8416212335729143
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import random
+import shutil
+from statistics import NormalDist
 
 import pytest
-from builders import allocation_run, sufficient_run
-from helpers import report
+from builders import Run, allocation_run, sufficient_run, with_usage
+from helpers import metrics_campaign, report, section
 from test_compare import new_vs_baseline, save_baseline
 
-from pytest_explore_suff import stats
+from pytest_explore_suff import compare, stats
 from pytest_explore_suff.gates import ALPHA, Gate, Outcome, correct, decided_alone, family_line
 
 
@@ -239,3 +242,88 @@ def test_the_page_and_the_markdown_list_every_group_moved_since_the_baseline(pyt
     assert "arm new: groups whose sufficient share moved beyond noise (2 of 6, Holm):" in md
     assert "- b: 75% → 0% (-75.0 pts [" in md and "- e: 75% → 0% (-75.0 pts [" in md
     assert "arm baseline: no group's sufficient share moved beyond noise (6 compared, Holm)." in md
+
+
+# -- the allocation drop's false-alarm rate, by seeded simulation ------------------------------------
+
+
+def _allocation_records(rng: random.Random, groups: list[str], runs: int) -> list[dict]:
+    """Runs of some repositories: each repository has its own allocation efficiency, each run
+    its own around it, and response sizes are heavy-tailed (log-normal): a few large
+    transcripts weigh most in the pooled ratio, as in real campaigns."""
+    out = []
+    for g in groups:
+        efficiency = min(1.0, max(0.0, rng.gauss(0.5, 0.12)))
+        for i in range(runs):
+            envelope = int(rng.lognormvariate(9, 1.5)) + 1
+            used = int(envelope * min(1.0, max(0.0, efficiency + rng.gauss(0, 0.15))))
+            allocation = {
+                "envelope": envelope,
+                "used": used,
+                "used_path": used,
+                "calls": [{}],
+                "has_answer": True,
+            }
+            out.append({"path": f"{g}/run-x-{i}.jsonl", "digest": None, "group": g, "allocation": allocation,
+                        "occupancy": None})  # fmt: skip
+    return out
+
+
+def _p_drop(diff: float, se: float, df: float | None) -> float:
+    """One-sided p of "no drop": Student's t, or the normal where the transcripts' standard
+    error was the larger (as the gate decides)."""
+    return stats.t_sf(-diff / se, df) if df else 1 - NormalDist().cdf(-diff / se)
+
+
+def test_the_allocation_drop_fails_an_unchanged_tool_no_more_often_than_its_level_says():
+    """A/A: two campaigns of ten other repositories each (as the A/A benchmark splits one),
+    nothing changed. The one-sided test of "no drop" at 2.5% must fail about 2.5% of them.
+    The linearized standard error clustered by group (CR1), which the gate used before,
+    failed 5% here (and 3.6% of the benchmark's checks); each side's delete-one-group
+    jackknife brings it back to its level."""
+    rng = random.Random(20261203)
+    sims = 3000
+    failed = failed_linearized = 0
+    for _ in range(sims):
+        old = _allocation_records(rng, [f"o{j}" for j in range(10)], 4)
+        new = _allocation_records(rng, [f"n{j}" for j in range(10)], 4)
+        a = compare._allocation_change(old, new)
+        assert a["df"] == 9.0  # Student's t on the fewer groups less one
+        failed += _p_drop(a["diff"], a["se"], a["df"]) <= ALPHA
+        gn = compare._by_group_sums(new, compare._used_envelope)
+        go = compare._by_group_sums(old, compare._used_envelope)
+        rn, ro = (stats.ratio(compare._allocation_pairs(side).values()) for side in (new, old))
+        by_transcript = stats.Difference(rn.p, ro.p, a["diff"], 0.0, 0.0, False, 0, (rn.var + ro.var) ** 0.5)
+        linear = compare._widened(by_transcript, gn, go)
+        failed_linearized += _p_drop(a["diff"], linear.se, linear.df) <= ALPHA
+    # 2.5% of 3,000 is 75 (standard error 8.5): within two standard errors
+    assert failed / sims <= 0.025 + 2 * (0.025 * 0.975 / sims) ** 0.5
+    assert failed_linearized / sims > 0.04  # the test tells the two apart
+
+
+# -- the residual's bootstrap is the same bytes with and without xdist ------------------------------
+
+
+def test_the_residual_bootstrap_gives_the_same_report_with_n_2_as_without(pytester):
+    """The bootstrap of the residual's growth is seeded from the figures, not from the process:
+    the report of a run that decides --max-residual-growth on the bound is the same bytes
+    whether two xdist workers judged the transcripts (in another order) or one process did."""
+    old = metrics_campaign(pytester.path / "old")
+    pytester.runpytest(f"--explore-suff={old}", "--explore-suff-json=old.json", "-p", "no:randomly")
+    now = pytester.path / "now"
+    shutil.copytree(old, now)
+    for i, (group, n) in enumerate((("express", 900), ("flask", 40), ("koa", 1500)), 1):
+        run = Run(f"n{i}")  # other bytes and another residual: the pairing by transcript has spread
+        run.step(run.explore("how does send work"), section("lib/response.js", n, "send"))
+        run.step(run.use("Read", file_path="/t/lib/request.js"), "y" * (300 * i))
+        run.finish("The answer is in lib/response.js:126.")
+        with_usage(run, 9000 + 700 * i).write(now / group / "run1" / "run-headless-with.jsonl")
+    args = [f"--explore-suff={now}", f"--explore-suff-baseline={pytester.path / 'old.json'}",
+            "--explore-suff-gate-on=bound", "--max-residual-growth=0.5", "-p", "no:randomly"]  # fmt: skip
+    pytester.runpytest(*args, "--explore-suff-json=plain.json")
+    pytester.runpytest(*args, "--explore-suff-json=n2.json", "-n", "2")
+    plain, n2 = (pytester.path / "plain.json").read_bytes(), (pytester.path / "n2.json").read_bytes()
+    residual = json.loads(plain)["baseline"]["arms"]["headless-with"]["residual"]
+    assert residual["paired"] == "transcript" and residual["se"] > 0  # a bootstrap with spread was made
+    assert [(g["metric"], g["op"]) for g in json.loads(plain)["gates"]] == [("residual", "max_growth")]
+    assert plain == n2
