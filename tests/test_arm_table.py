@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from agent_shapes import (
     AmpThread,
+    ClineTask,
     CopilotSession,
     GeminiSession,
     OpenCodeSession,
@@ -488,3 +489,25 @@ def test_amp_and_copilot_logs_give_their_cache_reads(tmp_path: Path) -> None:
     assert len(usage) == 2 and len(metrics) == 1
     assert got == {"amp": (whole, read, pytest.approx(read / whole)),
                    "copilot": (inputs, cached, pytest.approx(cached / inputs))}  # fmt: skip
+
+
+@pytest.mark.parametrize("files", [("api", "ui"), ("ui",)], ids=["history", "ui-only"])
+def test_cline_logs_give_their_cache_reads_from_the_ui_log(tmp_path: Path, files: tuple[str, ...]) -> None:
+    t = ClineTask()
+    t.user("where is f?")
+    t.step(t.explore("a"), results=[explore_text(["lib/a.py"])])
+    t.step(text="f is in lib/a.py")
+    folder = t.write(tmp_path / "tasks" / t.task_id, files)
+    started = [json.loads(m["text"]) for m in t.ui if m.get("say") == "api_req_started"]
+    whole = sum(d["tokensIn"] + d["cacheWrites"] + d["cacheReads"] for d in started)
+    read = sum(d["cacheReads"] for d in started)
+    [found] = discover(str(tmp_path)).transcripts
+    c = measure(*judge(found.kind, found.files))["cost"]
+    assert len(started) == 2 and (c["input_tokens"], c["cache_read_tokens"]) == (whole, read)
+    assert c["cache_read_share"] == pytest.approx(read / whole)
+    # a request that gives its input without its cache reads: not known
+    ui = json.loads((folder / "ui_messages.json").read_text())
+    first = next(m for m in ui if m.get("say") == "api_req_started")
+    first["text"] = json.dumps({k: v for k, v in json.loads(first["text"]).items() if k != "cacheReads"})
+    (folder / "ui_messages.json").write_text(json.dumps(ui))
+    assert measure(*judge(found.kind, found.files))["cost"]["cache_read_share"] is None

@@ -286,6 +286,27 @@ def ui_window(text: str) -> int | None:
     return sum(counts) if counts and type(data.get("tokensIn")) is int else None
 
 
+def ui_cache(messages: Sequence[Any]) -> tuple[int, int] | None:
+    """(prompt tokens, of them cache reads) over the UI log's requests (``api_req_started``:
+    ``tokensIn + cacheWrites + cacheReads``, of them ``cacheReads``); None when none says
+    its tokens, or one gives ``tokensIn`` without ``cacheReads``."""
+    whole = hit = 0
+    seen = False
+    for m in messages:
+        if not (isinstance(m, dict) and m.get("say") == "api_req_started" and isinstance(m.get("text"), str)):
+            continue
+        data = _json(m["text"])
+        if not isinstance(data, dict) or type(data.get("tokensIn")) is not int:
+            continue
+        reads = data.get("cacheReads")
+        if type(reads) is not int:
+            return None
+        whole += sum(v for k in ("tokensIn", "cacheWrites", "cacheReads") if type(v := data.get(k)) is int)
+        hit += reads
+        seen = True
+    return (whole, hit) if seen else None
+
+
 def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False) -> None:
     """Feed one task folder (its API history, its UI log) to ``collector``."""
     del decode_all  # documents are decoded whole
@@ -326,4 +347,5 @@ def read(files: Sequence[str], collector: Collector, *, decode_all: bool = False
         raise NotATranscript("not a transcript: a task folder with neither its API history nor its UI log")
     if task.answer is not None:
         collector.last_text = task.answer  # the completion's result, even if text followed it
+    collector.cache = ui_cache(ui or ())
     task.feed.run()
