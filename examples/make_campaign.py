@@ -308,8 +308,15 @@ def write_jsonl(path: Path, events: list[dict]) -> None:
     path.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
 
 
+#: Written by hand, not by this script: kept across a regeneration.
+KEPT = "explore-suff-truth.toml"
+
+
 def main() -> None:
+    kept: dict[Path, bytes] = {}
     for out in (OUT, OUT_NB):
+        if (out / KEPT).is_file():
+            kept[out / KEPT] = (out / KEPT).read_bytes()
         if out.exists():
             shutil.rmtree(out)
     priced(express_with_1(), BASE_WITH).write(OUT / "express/run1/run-headless-with.jsonl")
@@ -333,6 +340,8 @@ def main() -> None:
     write_jsonl(OUT / "express/run1/explore-new.jsonl", [{"query": "res.send", "files": 2, "ms": 41}])
     interactive_session(OUT)
     new_vs_baseline()
+    for path, data in kept.items():
+        path.write_bytes(data)
     print(f"wrote {OUT} and {OUT_NB}")
 
 
