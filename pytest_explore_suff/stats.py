@@ -354,7 +354,7 @@ BOOTSTRAP = 2000
 
 def bootstrap_growth(
     new: Mapping[Any, Sequence[float]], old: Mapping[Any, Sequence[float]], *, paired: bool,
-    resamples: int = BOOTSTRAP, relative: bool = True,
+    resamples: int = BOOTSTRAP, relative: bool = True, floor: float = 0.0,
 ) -> list[float] | None:
     """Bootstrap replicates of (median(new) - median(old)) / median(old) over transcripts
     (``relative=False``: of median(new) - median(old), in the figure's units)
@@ -365,13 +365,16 @@ def bootstrap_growth(
 
     The generator's seed is derived from the figures themselves, so a report is the same
     bytes at every run, with or without ``-n``. None when the old median is not above 0 (no
-    relative growth) or a side has under two keys.
+    relative growth; ``floor``: an old median below it is taken as it) or a side has under two
+    keys.
     """
     if len(new) < 2 or len(old) < 2:
         return None
     # The growth of each resample over the observed old median (a resample's own median can be
     # 0 when most runs have no residual): the standard error of the difference, scaled.
     scale = median([v for vs in old.values() for v in vs]) if relative else 1.0
+    if scale is not None and relative:
+        scale = max(scale, floor)  # ``floor``: the least old median a growth is relative to
     if scale is None or scale <= 0:
         return None
     seed = zlib.crc32(repr((sorted((repr(k), list(v)) for k, v in new.items()),

@@ -13,7 +13,16 @@ from helpers import metrics_campaign, report, section
 from test_compare import new_vs_baseline, save_baseline
 
 from pytest_explore_suff import compare, stats
-from pytest_explore_suff.gates import ALPHA, Gate, Outcome, correct, decided_alone, family_line
+from pytest_explore_suff.buckets import KEYS
+from pytest_explore_suff.gates import (
+    ALPHA,
+    Gate,
+    Outcome,
+    correct,
+    decided_alone,
+    evaluate_baseline_metrics,
+    family_line,
+)
 
 
 def member(value: float, se: float, threshold: float = 0.0) -> Outcome:
@@ -327,3 +336,32 @@ def test_the_residual_bootstrap_gives_the_same_report_with_n_2_as_without(pytest
     assert residual["paired"] == "transcript" and residual["se"] > 0  # a bootstrap with spread was made
     assert [(g["metric"], g["op"]) for g in json.loads(plain)["gates"]] == [("residual", "max_growth")]
     assert plain == n2
+
+
+def _residual_records(side: str, residuals: list[int]) -> list[dict]:
+    counts = {k: 0 for k in KEYS} | {"sufficient": 1}
+    return [{"path": f"{side}/g{i % 5}/run-x-{i}.jsonl", "digest": None, "group": f"{side}{i % 5}",
+             "arm": "x",
+             "status": "classified", "answered": 1, "counts": counts, "allocation": None,
+             "occupancy": {"ctx_final": 20_000, "ctx_base": 15_000, "residual": {"tool": r},
+                           "residual_file_access": 0, "residual_retrieval": r}}
+            for i, r in enumerate(residuals)]  # fmt: skip
+
+
+def test_a_residual_growth_from_a_baseline_median_of_0_is_decided_on_the_evidence():
+    """Most runs end holding no residual: a baseline half's median is 0. The growth from it is
+    measured in tokens (relative to one token) and fails on the bound only beyond noise; it
+    was "not applicable", which fails the run (12% of one A/A benchmark's splits)."""
+    gate = Gate("residual", "max_growth", 0.2)
+    arms = {"x": {"answered": 20, "occupancy": {"transcripts": 20}}}
+    old = _residual_records("o", [0] * 11 + [300] * 9)
+    noise = _residual_records("n", [0] * 9 + [300] * 11)  # the median moves from 0 to 300: noise
+    changes = compare.compare_baseline(old, noise, resample=True)
+    assert changes["x"]["residual"]["old"] == 0 and changes["x"]["residual"]["growth"] == 300.0
+    (o,) = evaluate_baseline_metrics([gate], changes, arms, "bound")
+    assert o.passed is True and o.member
+    grown = _residual_records("n", [300] * 20)  # every run now holds 300 tokens: beyond noise
+    (o,) = evaluate_baseline_metrics(
+        [gate], compare.compare_baseline(old, grown, resample=True), arms, "bound"
+    )
+    assert o.passed is False
