@@ -378,7 +378,7 @@ def test_the_ci_workflow_that_shards_merges_and_gates_runs_as_written(pytester, 
     doc = load(pytester.path / "explore-suff.json")
     assert doc["coverage"]["complete"] is True and doc["run"]["name"] == SHA and doc["run"]["number"] == 2
     # every option of the folded command reached it: the baseline's and the trend's gates too
-    assert {g["op"] for g in doc["gates"]} == {"min", "max", "max_drop", "trend"}
+    assert {g["op"] for g in doc["gates"]} == {"min", "max", "min_calls", "max_drop", "max_growth", "trend"}
     assert doc["baseline"]["campaign"]["relation"] == "same"
     assert "### Explore sufficiency" in (pytester.path / "summary.md").read_text(encoding="utf-8")
 
