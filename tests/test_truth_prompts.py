@@ -6,10 +6,12 @@ against `truth_oracle.first_prompt`, which reads each agent's files on its own."
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import truth_oracle as oracle
@@ -384,32 +386,12 @@ def _codex_turns(first: str, folder: Path) -> list[Path]:
     return paths
 
 
-def _gemini_turns(first: str, folder: Path) -> list[Path]:
+def _turns(session: Callable[[], Any], first: str, folder: Path) -> list[Path]:
+    """A two-turn run of an agent whose session builder has ``user``/``step``/``finish``
+    with tool ``results`` (Gemini, Qwen, Copilot): the first turn asks ``first``."""
     paths = []
     for n, prompt in enumerate((first, ASKED if first != ASKED else OTHER), 1):
-        g = GeminiSession("jsonl")
-        g.user(prompt)
-        g.step(g.explore("send"), results=[explore_text(GOLD)])
-        g.finish("res.send sets it")
-        paths.append(g.write(folder / ("run-x.jsonl" if n == 1 else f"run-x.t{n}.jsonl")))
-    return paths
-
-
-def _qwen_turns(first: str, folder: Path) -> list[Path]:
-    paths = []
-    for n, prompt in enumerate((first, ASKED if first != ASKED else OTHER), 1):
-        chat = QwenChat()
-        chat.user(prompt)
-        chat.step(chat.explore("send"), results=[explore_text(GOLD)])
-        chat.finish("res.send sets it")
-        paths.append(chat.write(folder / ("run-x.jsonl" if n == 1 else f"run-x.t{n}.jsonl")))
-    return paths
-
-
-def _copilot_turns(first: str, folder: Path) -> list[Path]:
-    paths = []
-    for n, prompt in enumerate((first, ASKED if first != ASKED else OTHER), 1):
-        s = CopilotSession()
+        s = session()
         s.user(prompt)
         s.step(s.explore("send"), results=[explore_text(GOLD)])
         s.finish("res.send sets it")
@@ -420,9 +402,9 @@ def _copilot_turns(first: str, folder: Path) -> list[Path]:
 TURNS = {
     "stream-json": _stream_turns,
     "codex": _codex_turns,
-    "gemini": _gemini_turns,
-    "qwen": _qwen_turns,
-    "copilot": _copilot_turns,
+    "gemini": functools.partial(_turns, lambda: GeminiSession("jsonl")),
+    "qwen": functools.partial(_turns, QwenChat),
+    "copilot": functools.partial(_turns, CopilotSession),
 }
 
 
