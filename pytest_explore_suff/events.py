@@ -38,8 +38,8 @@ QUERY_FALLBACKS = ("task", "symbol", "question", "topic", "pattern", "libraryNam
 TOOL_KINDS = ("explore", "read", "search", "bash", "other")
 #: A request's usage fields, as the cost split sums them: input, cache read, cache creation, output.
 _BILLED = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
-#: ``result.modelUsage.<model>`` fields, and the names the record gives them.
-_MODEL_USAGE = (
+#: ``result.modelUsage.<model>`` fields, and the names the record gives them (its ``cost.by_model``).
+MODEL_USAGE = (
     ("inputTokens", "input_tokens"),
     ("outputTokens", "output_tokens"),
     ("cacheReadInputTokens", "cache_read_tokens"),
@@ -665,7 +665,7 @@ class Collector:
             for model, figures in models.items():
                 if isinstance(figures, dict):
                     kept = self.model_usage.setdefault(str(model), {})
-                    for key, name in _MODEL_USAGE:
+                    for key, name in MODEL_USAGE:
                         v = figures.get(key)
                         if isinstance(v, int | float) and not isinstance(v, bool):
                             kept[name] = kept.get(name, 0) + v

@@ -14,7 +14,7 @@ from typing import Any
 
 from .allocation import spans
 from .classify import Mark, Verdict, is_file_access, norm_path, same_file
-from .events import END_OF_RUN, Collector
+from .events import END_OF_RUN, MODEL_USAGE, Collector
 
 #: Read or search calls after the last judged call, with no retrieval call, that abandon the tool.
 ABANDON_AFTER = 3
@@ -275,15 +275,6 @@ def run_figures(collector: Collector) -> dict[str, Any]:
 
 # -- cost split ------------------------------------------------------------------------------
 
-_USAGE_KEYS = ("input", "cache_read", "cache_creation", "output")
-_MODEL_KEYS = (
-    ("inputTokens", "input_tokens"),
-    ("outputTokens", "output_tokens"),
-    ("cacheReadInputTokens", "cache_read_tokens"),
-    ("cacheCreationInputTokens", "cache_creation_tokens"),
-    ("costUSD", "cost_usd"),
-)
-
 
 def cost(collector: Collector) -> dict[str, Any]:
     """The record's ``cost``: the run's cost, split between the main thread and the
@@ -296,7 +287,7 @@ def cost(collector: Collector) -> dict[str, Any]:
     by_model = None
     if collector.model_usage:
         by_model = {
-            model: {key: figures.get(key) for _, key in _MODEL_KEYS}
+            model: {key: figures.get(key) for _, key in MODEL_USAGE}
             for model, figures in sorted(collector.model_usage.items())
         }
     main_usd = subagents_usd = None

@@ -169,15 +169,21 @@ def test_the_verdict_rules_apply_in_the_spec_order() -> None:
 # -- coverage ---------------------------------------------------------------------------------
 
 
-def test_a_transcript_two_questions_cover_fails_its_own_item_naming_both(
-    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
-) -> None:
-    (truth_campaign / "explore-suff-truth.toml").write_text(
+def _two_questions_cover_one_run(campaign: Path) -> None:
+    """A second question (any prompt) of express, and a run of it with a prompt: that run,
+    express/run1/run-headless-with.jsonl, is covered by 'express-send' and 'other'."""
+    (campaign / "explore-suff-truth.toml").write_text(
         GOOD + '[[question]]\nid = "other"\ngroup = "express"\nprompt = "."\nanswer = []\n', encoding="utf-8"
     )
     answered_run(["lib/a.js"], "x", prompt="a prompt").write(
-        truth_campaign / "express" / "run1" / "run-headless-with.jsonl"
+        campaign / "express" / "run1" / "run-headless-with.jsonl"
     )
+
+
+def test_a_transcript_two_questions_cover_fails_its_own_item_naming_both(
+    pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
+) -> None:
+    _two_questions_cover_one_run(truth_campaign)
     result, doc = run_campaign(truth_campaign)
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(
@@ -195,12 +201,7 @@ def test_a_transcript_two_questions_cover_fails_its_own_item_naming_both(
 def test_the_summary_counts_unreadable_transcripts_apart_from_those_failed_on_the_truth(
     pytester: pytest.Pytester, truth_campaign: Path, run_campaign: RunCampaign
 ) -> None:
-    (truth_campaign / "explore-suff-truth.toml").write_text(
-        GOOD + '[[question]]\nid = "other"\ngroup = "express"\nprompt = "."\nanswer = []\n', encoding="utf-8"
-    )
-    answered_run(["lib/a.js"], "x", prompt="a prompt").write(
-        truth_campaign / "express" / "run1" / "run-headless-with.jsonl"
-    )
+    _two_questions_cover_one_run(truth_campaign)
     broken = truth_campaign / "express" / "run2" / "run-headless-with.jsonl"
     broken.write_text(broken.read_text(encoding="utf-8") + "{not json\n{}\n", encoding="utf-8")
     result, _ = run_campaign(truth_campaign, "--explore-suff-strict")
