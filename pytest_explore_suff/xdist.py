@@ -1,15 +1,20 @@
-"""pytest-xdist: one discovery for every worker, what workers deselected, and less memory per report.
+"""pytest-xdist: one discovery for every worker, one message per item, what workers deselected,
+and less memory per report.
 
 The controller discovers the campaign once and hands the list to each worker
 (`CAMPAIGN_KEY`); each item's record travels on its test report
-(`nodes.RECORD_ATTR`); each worker sends back the transcripts it deselected
-(`DESELECTED_KEY`). The `Shrinker` also runs without xdist: it is the
-controller's memory that thousands of kept reports fill.
+(`nodes.RECORD_ATTR`), and an item's events travel as one message (`Batcher`);
+each worker sends back the transcripts it deselected (`DESELECTED_KEY`). The
+`Shrinker` also runs without xdist: it is the controller's memory that
+thousands of kept reports fill.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
+import time
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -22,6 +27,8 @@ CAMPAIGN_KEY = "explore_suff_campaign"  # workerinput key: the controller's disc
 DESELECTED_KEY = "explore_suff_deselected"  # workeroutput key: the transcripts a worker deselected
 WIRE = "explore-suff-wire"  # the plug-in name of `Wire`
 CACHE_HITS_KEY = "explore_suff_cache_hits"  # workeroutput key: its transcripts from the verdict cache
+BATCH_KEY = "explore_suff_batch"  # workerinput key: the controller unpacks an item's batch (`Batcher`)
+BATCH_EVENT = "explore_suff_batch"  # the event a batch travels as: {"events": [(name, kwargs), ...]}
 
 
 class Controller:
@@ -39,6 +46,8 @@ class Controller:
             self._wire = to_wire(self.config.stash[campaign_key])
         node.workerinput[CAMPAIGN_KEY] = self._wire
         self._starting += 1
+        if unpack_batches(node):
+            node.workerinput[BATCH_KEY] = 1
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodeready(self, node: Any) -> None:
@@ -73,6 +82,116 @@ def configure_worker(config: pytest.Config, workerinput: dict[str, Any]) -> None
     config.stash[campaign_key] = from_wire(workerinput[CAMPAIGN_KEY])
     config.pluginmanager.register(WorkerShrinker(), "explore-suff-worker-shrinker")
     config.pluginmanager.register(Wire(), WIRE)
+    if workerinput.get(BATCH_KEY) == 1:
+        Batcher.install(config)
+
+
+#: What a worker sends while it runs an item, from its ``logstart`` to its ``runtest_protocol_complete``.
+ITEM_EVENTS = frozenset(
+    {"logstart", "testreport", "warning_recorded", "logfinish", "runtest_protocol_complete"}
+)
+
+
+def unpack_batches(node: Any) -> bool:
+    """On the controller, before xdist starts the worker `node` stands for: its events are
+    given to xdist's ``process_from_remote`` one by one, in order, whether they came alone or
+    in a batch (`Batcher`). False, and nothing changed, where xdist is not laid out as this
+    expects (another version): the worker is then not told it may batch."""
+    process = getattr(node, "process_from_remote", None)
+    # xdist hands the bound method to execnet (`setcallback`) once the channel is made, after
+    # this hook: a channel already made would keep calling the method this cannot replace.
+    if not callable(process) or hasattr(node, "channel") or not isinstance(node.workerinput, dict):
+        return False
+
+    def process_from_remote(eventcall: Any) -> None:
+        if type(eventcall) is tuple and len(eventcall) == 2 and eventcall[0] == BATCH_EVENT:
+            for event in eventcall[1]["events"]:
+                process(event)
+        else:
+            process(eventcall)
+
+    node.process_from_remote = process_from_remote
+    return True
+
+
+class Batcher:
+    """On an xdist worker: the events of one item (its ``logstart``, three test reports, any
+    warnings, its ``logfinish`` and ``runtest_protocol_complete``) sent as one message
+    instead of six.
+
+    xdist sends each event as it happens: six execnet messages a transcript, each one a
+    serialization, a write and a flush on the worker, and on the controller a wake-up of
+    the thread that reads them and one more of the main thread. Batched, an item's events
+    reach the controller together when the item is done, in the order they happened, and
+    are handed to xdist there one by one (`unpack_batches`): the controller does what it
+    did. Items are never batched together: an item's events are sent before the next
+    item starts, so a worker that crashes or is killed was running the item the
+    controller names. Any other event (the worker's collection, a steal's answer, its
+    end, an internal error) sends what is held first. An item that runs long has what
+    it holds sent after `LIVENESS` seconds, so the controller hears of its start."""
+
+    LIVENESS = 1.0  # seconds an event may wait while its item runs
+
+    def __init__(self, send: Callable[..., None]) -> None:
+        self._send = send  # xdist's own `sendevent`
+        self._lock = threading.Lock()  # xdist sends from execnet's receiving thread too (steal)
+        self._held: list[tuple[str, dict[str, Any]]] = []
+        self._since = 0.0  # when the first held event came
+        self._in_item = False
+        self._ticker: threading.Thread | None = None
+        self._done = threading.Event()
+
+    @classmethod
+    def install(cls, config: pytest.Config) -> Batcher | None:
+        """The batcher of this worker's xdist `WorkerInteractor`, in place of its `sendevent`;
+        None (and xdist's own sending) where there is no such plug-in."""
+        for plugin in config.pluginmanager.get_plugins():
+            send = getattr(plugin, "sendevent", None)
+            if type(plugin).__name__ == "WorkerInteractor" and callable(send) and hasattr(plugin, "channel"):
+                batcher = cls(send)
+                plugin.sendevent = batcher.sendevent
+                return batcher
+        return None
+
+    def sendevent(self, name: str, **kwargs: Any) -> None:
+        with self._lock:
+            if name == "logstart":
+                self._in_item = True
+            if self._in_item and name in ITEM_EVENTS:
+                if not self._held:
+                    self._since = time.monotonic()
+                    if self._ticker is None:
+                        self._start_ticker()
+                self._held.append((name, kwargs))
+                if name == "runtest_protocol_complete":
+                    self._in_item = False
+                    self._flush()
+                return
+            self._flush()
+            if name == "workerfinished":
+                self._done.set()
+            self._send(name, **kwargs)
+
+    def _flush(self) -> None:
+        held = self._held
+        if len(held) == 1:
+            self._send(held[0][0], **held[0][1])
+        elif held:
+            self._send(BATCH_EVENT, events=held)
+        self._held = []
+
+    def _start_ticker(self) -> None:
+        self._ticker = threading.Thread(target=self._tick, name="explore-suff-batcher", daemon=True)
+        self._ticker.start()
+
+    def _tick(self) -> None:
+        while not self._done.wait(self.LIVENESS / 2):
+            with self._lock:
+                if self._held and time.monotonic() - self._since >= self.LIVENESS:
+                    try:
+                        self._flush()
+                    except OSError:  # the channel is closed: the worker is going down
+                        return
 
 
 def send_deselected(config: pytest.Config) -> None:
