@@ -429,7 +429,7 @@ def lookup(cache: VerdictCache, t: Transcript, readers: Mapping[str, Any]) -> Lo
     """The key of ``t``; None when the cache cannot keep it: a database's session, a
     plug-in's reader (its code is not this package's), a file that cannot be read."""
     reader = readers.get(t.kind)
-    if t.session or reader is None or getattr(reader.read, "__module__", None) != _READERS:
+    if t.session or reader is None or getattr(reader.read, "__module__", None) != READERS:
         return None
     if t.archive is not None:
         digest = cache.archive_digest(t.archive)
@@ -439,7 +439,7 @@ def lookup(cache: VerdictCache, t: Transcript, readers: Mapping[str, Any]) -> Lo
 
 
 #: Where the built-in readers' `Reader.read` functions are made (`readers._reading`).
-_READERS = "pytest_explore_suff.readers"
+READERS = "pytest_explore_suff.readers"
 
 
 def store(

@@ -16,6 +16,7 @@ import pytest
 
 from . import cache as verdicts
 from . import judge
+from . import protocol as lean
 from .cache import CLASSIFIED, EXCLUDED, FAILING, NOT_TRANSCRIPT, Entry, Lookup, VerdictCache
 from .campaign import Campaign, Transcript, shown
 from .jsonl import decode
@@ -274,6 +275,17 @@ class TranscriptItem(pytest.Item):
             return super().ihook
         hooks = self.parent.stash.get(hooks_key, None)
         return self.parent.ihook if hooks is None else hooks
+
+    def protocol(self, nextitem: pytest.Item | None) -> bool | None:
+        """``pytest_runtest_protocol`` for this item: `protocol.run` when it may (True), else
+        None (pytest's own runs)."""
+        reader = readers_of(self.config).get(self.transcript.kind)
+        builtin = reader is not None and getattr(reader.read, "__module__", None) == verdicts.READERS
+        hooks = self.ihook
+        if not lean.eligible(self, hooks, builtin):
+            return None
+        lean.run(self, nextitem, hooks)
+        return True
 
     def runtest(self) -> None:
         settings = self.config.stash[settings_key]

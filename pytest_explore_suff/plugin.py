@@ -137,6 +137,14 @@ class CampaignHooks:
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
         return self.nodes.campaign_node(self.nodes.CampaignArchive, file_path, parent)
 
+    # tryfirst: a transcript's item runs through `protocol.run` (pytest's protocol without the
+    # phases' hooks) when nothing needs those; None hands it, or any other item, to pytest.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
+        if type(item) is self.nodes.TranscriptItem:
+            return item.protocol(nextitem)
+        return None
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
         report = yield
