@@ -59,6 +59,9 @@ BATCH_BYTES = 4 << 20
 #: Files hashed in one read up to this size, their bytes handed to the judge (`sources.SMALL_FILE`).
 WHOLE = 4 << 20
 _CHUNK = 1 << 20
+#: How often a locked database is tried before the run does without the cache (waits of
+#: 0.05 s doubling: 1.55 s in all).
+_OPEN_ATTEMPTS = 5
 #: How much of the database SQLite maps (address space, not memory: pages are read on use).
 MMAP = 1 << 30
 
@@ -273,21 +276,22 @@ class VerdictCache:
     def _connect(self) -> sqlite3.Connection | None:
         if self._db is not None or self._broken:
             return self._db
-        for attempt in (1, 2):
+        for attempt in range(_OPEN_ATTEMPTS):
             try:
                 self._db = self._open()
                 return self._db
             except sqlite3.OperationalError:
-                # Locked: another worker or run is creating the database at this moment. Not
-                # damage: removing the file here lost the other's entries (half the cache under
-                # -n 2). Try once more, then do without the cache for this run.
+                # Locked: another worker or run is creating the database, or recovering its
+                # log, at this moment. Not damage: removing the file here lost the other's
+                # entries (half the cache under -n 2). Try again a few times (a loaded host
+                # can hold such a lock for a while), then do without the cache for this run.
                 self._close_db()
-                if attempt == 1:
-                    time.sleep(0.2)
+                time.sleep(0.05 * 2**attempt)
             except sqlite3.DatabaseError:
                 self._close_db()
-                if attempt == 1:
-                    _remove_db(self.path)
+                if attempt:
+                    break
+                _remove_db(self.path)
             except OSError:
                 break
         self._broken = True
