@@ -28,7 +28,11 @@ DESELECTED_KEY = "explore_suff_deselected"  # workeroutput key: the transcripts 
 WIRE = "explore-suff-wire"  # the plug-in name of `Wire`
 CACHE_HITS_KEY = "explore_suff_cache_hits"  # workeroutput key: its transcripts from the verdict cache
 BATCH_KEY = "explore_suff_batch"  # workerinput key: the controller unpacks an item's batch (`Batcher`)
-BATCH_EVENT = "explore_suff_batch"  # the event a batch travels as: {"events": [(name, kwargs), ...]}
+BATCH_EVENT = "explore_suff_batch"  # the event a batch travels as: {"packed": ...} or {"events": [...]}
+#: A transcript's test report as a worker sends it (`report_to_wire`): its fields as one JSON
+#: document, and its record as the two bytes objects it already is.
+WIRE_REPORT = "explore_suff_report"
+WIRE_RECORD = "explore_suff_record"
 
 
 class Controller:
@@ -105,13 +109,91 @@ def unpack_batches(node: Any) -> bool:
 
     def process_from_remote(eventcall: Any) -> None:
         if type(eventcall) is tuple and len(eventcall) == 2 and eventcall[0] == BATCH_EVENT:
-            for event in eventcall[1]["events"]:
+            batch = eventcall[1]
+            for event in unpack(batch["packed"]) if "packed" in batch else batch["events"]:
                 process(event)
         else:
             process(eventcall)
 
     node.process_from_remote = process_from_remote
     return True
+
+
+#: The keys of a test report's data as xdist sends the compact form (`report_to_wire`), in order.
+_XDIST_KEYS = ("item_index", "worker_id", "testrun_uid")
+_PLAIN = (WIRE_REPORT, *_XDIST_KEYS)
+_WITH_RECORD = (WIRE_REPORT, WIRE_RECORD, *_XDIST_KEYS)
+
+
+def pack(events: list[tuple[str, dict[str, Any]]]) -> tuple[bytes, bytes] | None:
+    """An item's events as two bytes objects: a JSON list of what each holds beside its bytes,
+    and the bytes of its reports and records one after the other. execnet's serializer (plain
+    Python) then handles two objects, not about a hundred. None (the events go as they are)
+    for any event but the usual ones in the usual shape: a report in pytest's own form, a
+    warning, a string UTF-8 cannot hold."""
+    head: list[Any] = []
+    body: list[bytes] = []
+    for name, kwargs in events:
+        if name == "testreport" and len(kwargs) == 1:
+            data = kwargs.get("data")
+            if type(data) is not dict:
+                return None
+            keys, report, record = tuple(data), data.get(WIRE_REPORT), data.get(WIRE_RECORD)
+            if keys != (_PLAIN if record is None else _WITH_RECORD) or type(report) is not bytes:
+                return None
+            index, worker, run = data["item_index"], data["worker_id"], data["testrun_uid"]
+            if not (type(index) is int and type(worker) is str and type(run) is str):
+                return None
+            body.append(report)
+            if record is None:
+                head.append((name, len(report), -1, -1, index, worker, run))
+            elif type(record) is tuple and len(record) == 2 and all(type(x) is bytes for x in record):
+                body += record
+                head.append((name, len(report), len(record[0]), len(record[1]), index, worker, run))
+            else:
+                return None
+        elif name in ("logstart", "logfinish") and tuple(kwargs) == ("nodeid", "location"):
+            nodeid, location = kwargs["nodeid"], kwargs["location"]
+            if not (type(nodeid) is str and type(location) is tuple and len(location) == 3):
+                return None
+            path, line, domain = location
+            if not (type(path) is str and (line is None or type(line) is int) and type(domain) is str):
+                return None
+            head.append((name, nodeid, path, line, domain))
+        elif name == "runtest_protocol_complete" and tuple(kwargs) == ("item_index", "duration"):
+            index, duration = kwargs["item_index"], kwargs["duration"]
+            if not (type(index) is int and type(duration) is float and duration - duration == 0):  # finite
+                return None
+            head.append((name, index, duration))
+        else:
+            return None
+    try:
+        return orjson.dumps(head), b"".join(body)
+    except TypeError:  # a string UTF-8 cannot hold
+        return None
+
+
+def unpack(packed: tuple[bytes, bytes]) -> list[tuple[str, dict[str, Any]]]:
+    """The events `pack` packed, as execnet would have delivered them."""
+    head, body = packed
+    events: list[tuple[str, dict[str, Any]]] = []
+    at = 0
+    for entry in orjson.loads(head):
+        name = entry[0]
+        if name == "testreport":
+            _, size, first, second, index, worker, run = entry
+            data: dict[str, Any] = {WIRE_REPORT: body[at : at + size]}
+            at += size
+            if first >= 0:
+                data[WIRE_RECORD] = (body[at : at + first], body[at + first : at + first + second])
+                at += first + second
+            data["item_index"], data["worker_id"], data["testrun_uid"] = index, worker, run
+            events.append((name, {"data": data}))
+        elif name == "runtest_protocol_complete":
+            events.append((name, {"item_index": entry[1], "duration": entry[2]}))
+        else:
+            events.append((name, {"nodeid": entry[1], "location": (entry[2], entry[3], entry[4])}))
+    return events
 
 
 class Batcher:
@@ -174,11 +256,17 @@ class Batcher:
 
     def _flush(self) -> None:
         held = self._held
+        if not held:
+            return
+        self._held = []
         if len(held) == 1:
             self._send(held[0][0], **held[0][1])
-        elif held:
+            return
+        packed = pack(held)
+        if packed is not None:
+            self._send(BATCH_EVENT, packed=packed)
+        else:
             self._send(BATCH_EVENT, events=held)
-        self._held = []
 
     def _start_ticker(self) -> None:
         self._ticker = threading.Thread(target=self._tick, name="explore-suff-batcher", daemon=True)
@@ -263,10 +351,6 @@ class Shrinker:
             self._latest[nodeid] = fields
 
 
-#: A transcript's test report as a worker sends it (`report_to_wire`): its fields as one JSON
-#: document, and its record as the two bytes objects it already is.
-WIRE_REPORT = "explore_suff_report"
-WIRE_RECORD = "explore_suff_record"
 #: The fields of a test report the compact form carries; a report with any other (a plug-in's
 #: own) goes as pytest sends it.
 _FIELDS = frozenset({"_id", "location", "keywords", "outcome", "longrepr", "when", "user_properties",
@@ -281,11 +365,11 @@ def report_to_wire(report: Any) -> dict[str, Any] | None:
     report with a field the compact form does not know, or a failure's traceback."""
     fields = vars(report)
     longrepr = fields.get("longrepr")
-    if (
-        type(report) is not pytest.TestReport
-        or not _FIELDS.issuperset(fields)
-        or not (longrepr is None or type(longrepr) in (str, tuple))
-    ):
+    others = fields.keys() - _FIELDS
+    # pytest-html gives every call report an empty list of extras: one JSON holds as it is
+    if others and not (others == {"extras"} and type(fields["extras"]) is list and not fields["extras"]):
+        return None
+    if type(report) is not pytest.TestReport or not (longrepr is None or type(longrepr) in (str, tuple)):
         return None
     record = fields.get(RECORD_ATTR)
     if record is not None and not (

@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 from builders import ab_campaign, allocation_run, no_explore_run, sufficient_run
 
-from pytest_explore_suff.xdist import BATCH_EVENT, Batcher, unpack_batches
+from pytest_explore_suff.xdist import (
+    BATCH_EVENT,
+    WIRE_RECORD,
+    WIRE_REPORT,
+    Batcher,
+    pack,
+    unpack,
+    unpack_batches,
+)
 
 ITEM = [
     ("logstart", {"nodeid": "c::a", "location": ("c/a", None, "a")}),
@@ -83,6 +91,62 @@ def test_an_item_that_runs_long_has_its_start_sent_meanwhile():
     assert not batcher._ticker.is_alive()
 
 
+def wire_report(when: str, record: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {WIRE_REPORT: b'{"when": "%s"}' % when.encode()}
+    if record:
+        data[WIRE_RECORD] = (b'{"path": "a"}', b"")
+    return {**data, "item_index": 4, "worker_id": "gw1", "testrun_uid": "f00"}
+
+
+#: A transcript's events as xdist gives them to `Batcher.sendevent` (reports in the compact form).
+COMPACT = [
+    ("logstart", {"nodeid": "c::a \u00e9", "location": ("c/a", None, "a")}),
+    ("testreport", {"data": wire_report("setup", False)}),
+    ("testreport", {"data": wire_report("call", True)}),
+    ("testreport", {"data": wire_report("teardown", False)}),
+    ("logfinish", {"nodeid": "c::a \u00e9", "location": ("c/a", 7, "a")}),
+    ("runtest_protocol_complete", {"item_index": 4, "duration": 0.1 + 0.2}),
+]
+
+
+def test_a_transcripts_events_travel_as_two_bytes_objects_and_come_back_as_they_were():
+    packed = pack(COMPACT)
+    assert packed is not None and all(type(x) is bytes for x in packed)
+    back = unpack(packed)
+    assert back == COMPACT
+    assert [type(kw.get("location")) for _, kw in back] == [type(kw.get("location")) for _, kw in COMPACT]
+    assert type(back[2][1]["data"][WIRE_RECORD]) is tuple
+    assert [list(kw) for _, kw in back] == [list(kw) for _, kw in COMPACT]  # keys in xdist's order
+    assert [list(kw["data"]) for _, kw in back[1:4]] == [list(kw["data"]) for _, kw in COMPACT[1:4]]
+    sent = Sent()
+    batcher = Batcher(sent)
+    for name, kwargs in COMPACT:
+        batcher.sendevent(name, **kwargs)
+    assert sent == [(BATCH_EVENT, {"packed": packed})]
+
+
+@pytest.mark.parametrize(
+    "odd",
+    [
+        ("testreport", {"data": {"$report_type": "TestReport", "outcome": "failed"}}),  # pytest's own form
+        ("warning_recorded", {"nodeid": "c::a", "when": "runtest"}),
+        ("logstart", {"nodeid": "c::\udcff", "location": ("c/a", None, "a")}),  # no UTF-8 holds it
+        ("runtest_protocol_complete", {"item_index": 4, "duration": float("nan")}),
+        ("testreport", {"data": {**wire_report("call", False), "plug-in": 1}}),
+    ],
+    ids=["pytest-form", "warning", "surrogate", "nan", "extra-key"],
+)
+def test_anything_else_in_an_item_sends_its_events_as_they_are(odd):
+    last = odd[0] == "runtest_protocol_complete"  # the item's last event: in place of the usual one
+    events = [*COMPACT[:-1], odd] if last else [*COMPACT[:2], odd, *COMPACT[2:]]
+    assert pack(events) is None
+    sent = Sent()
+    batcher = Batcher(sent)
+    for name, kwargs in events:
+        batcher.sendevent(name, **kwargs)
+    assert sent == [(BATCH_EVENT, {"events": events})]
+
+
 class Node:
     """What `unpack_batches` needs of xdist's WorkerController."""
 
@@ -99,9 +163,10 @@ def test_the_controller_hands_a_batch_to_xdist_event_by_event():
     assert unpack_batches(node)
     node.process_from_remote((BATCH_EVENT, {"events": ITEM}))
     node.process_from_remote(("workerfinished", {"workeroutput": {}}))
+    node.process_from_remote((BATCH_EVENT, {"packed": pack(COMPACT)}))
     end = object()  # xdist's end marker, when the channel closes
     node.process_from_remote(end)
-    assert node.calls == [*ITEM, ("workerfinished", {"workeroutput": {}}), end]
+    assert node.calls == [*ITEM, ("workerfinished", {"workeroutput": {}}), *COMPACT, end]
 
 
 def test_no_batches_where_xdist_is_not_laid_out_as_expected():
@@ -119,9 +184,9 @@ def test_no_batches_where_xdist_is_not_laid_out_as_expected():
 COUNT_BATCHES = """
 import pytest
 
-from pytest_explore_suff.xdist import BATCH_EVENT, ITEM_EVENTS
+from pytest_explore_suff.xdist import BATCH_EVENT, ITEM_EVENTS, unpack
 
-seen = {"batches": 0, "batched": 0, "alone": 0}
+seen = {"batches": 0, "packed": 0, "batched": 0, "alone": 0}
 
 
 @pytest.hookimpl(trylast=True)  # after the plug-in's: sees a batch before it is unpacked
@@ -131,7 +196,11 @@ def pytest_configure_node(node):
     def counting(eventcall):
         if type(eventcall) is tuple and eventcall[0] == BATCH_EVENT:
             seen["batches"] += 1
-            seen["batched"] += len(eventcall[1]["events"])
+            if "packed" in eventcall[1]:
+                seen["packed"] += 1
+                seen["batched"] += len(unpack(eventcall[1]["packed"]))
+            else:
+                seen["batched"] += len(eventcall[1]["events"])
         elif type(eventcall) is tuple and eventcall[0] in ITEM_EVENTS:
             seen["alone"] += 1
         process(eventcall)
@@ -140,7 +209,8 @@ def pytest_configure_node(node):
 
 
 def pytest_terminal_summary(terminalreporter):
-    terminalreporter.write_line("BATCHES {batches} BATCHED {batched} ALONE {alone}".format(**seen))
+    said = "BATCHES {batches} PACKED {packed} BATCHED {batched} ALONE {alone}"
+    terminalreporter.write_line(said.format(**seen))
 """
 
 
@@ -167,7 +237,7 @@ def test_items_travel_in_batches_and_the_report_is_byte_identical(pytester, dist
     # six events an item (its start, three reports, its end, "complete"), all of them batched
     # unless an item ran for over a second (`Batcher.LIVENESS`) on a very busy machine
     assert said["BATCHED"] + said["ALONE"] == 12 * 6 and said["BATCHED"] >= 10 * 6, said
-    assert said["BATCHES"] >= 12
+    assert said["BATCHES"] >= 12 and said["PACKED"] >= 10  # a transcript's events: two bytes objects
     assert (pytester.path / "plain.json").read_bytes() == (pytester.path / "dist.json").read_bytes()
 
 

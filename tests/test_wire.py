@@ -48,8 +48,9 @@ def round_trip(rep: pytest.TestReport) -> pytest.TestReport:
         },
         {"outcome": "failed", "longrepr": "run1/x.jsonl: not a transcript", "when": "call"},
         {"when": "setup", "user_properties": [], "sections": []},
+        {"extras": []},  # pytest-html's, on every call report
     ],
-    ids=["passed", "skipped", "failed", "setup"],
+    ids=["passed", "skipped", "failed", "setup", "pytest-html"],
 )
 def test_a_report_comes_back_as_pytest_would_send_it(fields):
     rep = report(**fields)
@@ -63,6 +64,8 @@ def test_a_report_comes_back_as_pytest_would_send_it(fields):
 
 def test_what_the_compact_form_cannot_carry_goes_as_pytest_sends_it():
     assert report_to_wire(report(extras=["a plug-in's field"])) is None
+    assert report_to_wire(report(extras=[{"name": "page", "content": "x"}])) is None  # pytest-html's own
+    assert report_to_wire(report(extras=[], more=1)) is None
     assert report_to_wire(report(user_properties=[("name", "\udcff")])) is None  # no UTF-8 holds it
     rep = report()
     setattr(rep, RECORD_ATTR, {"path": "a record kept as it is"})
