@@ -78,6 +78,11 @@ MAX_LINE = 64 << 20
 DEFAULT_WINDOW = 200_000
 #: Where saved runs go, in the rootdir (``--explore-suff-storage``).
 DEFAULT_STORAGE = ".explore-suff"
+#: What a tool result says when the agent called a tool before its server was up (a start-up
+#: race, D-flags). Here, not in `events`, so that discovery's readers need no collector.
+RACE_MARKER = "No such tool available"
+#: The kinds a tool call is counted as (`events.tool_kind`); the report's figures name them.
+TOOL_KINDS = ("explore", "read", "search", "bash", "other")
 
 
 def __getattr__(name: str) -> Any:

@@ -11,9 +11,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-import orjson
-
+from . import RACE_MARKER as RACE_MARKER  # re-exported: these live in the package, light
+from . import TOOL_KINDS as TOOL_KINDS
 from . import ToolSpec as ToolSpec  # re-exported: its home before the options needed it light
+from .jsonl import compact_json as compact_json
 from .occupancy import Timeline
 from .shell import invokes
 from .sources import Opener, open_path
@@ -28,14 +29,12 @@ SEARCH_TOOLS = frozenset({"Grep", "Glob"})
 SHELL_TOOLS = frozenset({"Bash", "BashOutput"})
 COMPACTION_SUBTYPES = frozenset({"compact_boundary", "compaction"})
 SYNTHETIC_MODEL = "<synthetic>"  # an assistant message Claude Code wrote itself: no request (M8)
-RACE_MARKER = "No such tool available"
 #: Not a tool: where one of several runs appended to one file ends (see `Collector.end_run`).
 END_OF_RUN = "\x00end of run"
 #: D8: where the judged tool's query is, when it is not codegraph's and has no ``query``.
 QUERY_FALLBACKS = ("task", "symbol", "question", "topic", "pattern", "libraryName")
 
 
-TOOL_KINDS = ("explore", "read", "search", "bash", "other")
 #: A request's usage fields, as the cost split sums them: input, cache read, cache creation, output.
 _BILLED = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "output_tokens")
 #: ``result.modelUsage.<model>`` fields, and the names the record gives them (its ``cost.by_model``).
@@ -106,17 +105,6 @@ def family(name: str, spec: ToolSpec) -> str:
     if name in SEARCH_TOOLS:
         return "search"
     return "bash" if name in SHELL_TOOLS else "other"
-
-
-def compact_json(value: Any) -> str:
-    """``JSON.stringify(value)``: no spaces after separators, non-ASCII kept."""
-    try:
-        return orjson.dumps(value).decode()
-    except (TypeError, ValueError):  # an integer past 64 bits, a lone surrogate
-        try:
-            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
-        except (TypeError, ValueError, RecursionError):
-            return ""
 
 
 def _piece(block: Any) -> str:

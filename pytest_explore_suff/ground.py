@@ -17,13 +17,14 @@ import orjson
 import pytest
 import xxhash
 
+from .hookspecs import BUILTIN_JUDGE as BUILTIN_JUDGE
+from .hookspecs import judge_name as judge_name  # their home: every run asks, truth file or not
 from .readers import TranscriptError
 from .truth import CONFLICT, JUDGED, Conflict, Truth, Unit, assess
 
 #: Where the judges' verdicts are kept in pytest's cache directory.
 CACHE_PREFIX = "explore-suff/judge/"
 #: The plug-in name of the built-in judge (no opinion), which no verdict is cached under.
-BUILTIN_JUDGE = "explore-suff-campaign"
 
 
 class JudgeError(TranscriptError):
@@ -68,14 +69,6 @@ def apply(
             got = shares.get(call["id"])
             if got is not None:
                 call["gold_share"], call["incidental_share"] = got
-
-
-def judge_name(config: pytest.Config) -> str | None:
-    """The name verdicts are cached under: the plug-ins implementing the judge hook (their
-    registered names, sorted), the built-in one aside; None when there is no judge."""
-    impls = config.pluginmanager.hook.pytest_explore_suff_judge.get_hookimpls()
-    names = sorted({impl.plugin_name for impl in impls if impl.plugin_name != BUILTIN_JUDGE})
-    return " ".join(names) or None
 
 
 def judge_units(config: pytest.Config, units: Sequence[Unit], path: str) -> None:

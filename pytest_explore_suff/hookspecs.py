@@ -29,6 +29,19 @@ def pytest_explore_suff_readers(config: pytest.Config) -> Any:
     """
 
 
+#: The plug-in name the built-in judge (no opinion) is registered under (`plugin.CAMPAIGN_HOOKS`).
+BUILTIN_JUDGE = "explore-suff-campaign"
+
+
+def judge_name(config: pytest.Config) -> str | None:
+    """The name verdicts are cached under: the plug-ins implementing the judge hook (their
+    registered names, sorted), the built-in one aside; None when there is no judge. Here,
+    beside its hook, and not with the truth file's code: every run asks it."""
+    impls = config.pluginmanager.hook.pytest_explore_suff_judge.get_hookimpls()
+    names = sorted({impl.plugin_name for impl in impls if impl.plugin_name != BUILTIN_JUDGE})
+    return " ".join(names) or None
+
+
 @pytest.hookspec(firstresult=True)
 def pytest_explore_suff_judge(question: dict[str, Any], answer: str, transcript: str) -> Any:
     """Judge one answer against one question of the truth file (``docs/ground-truth.md``).

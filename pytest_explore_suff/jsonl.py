@@ -60,3 +60,14 @@ def decode(line: bytes) -> Any:
         except _DECODE_ERRORS:
             pass
     raise Undecodable(error)
+
+
+def compact_json(value: Any) -> str:
+    """``JSON.stringify(value)``: no spaces after separators, non-ASCII kept."""
+    try:
+        return orjson.dumps(value).decode()
+    except (TypeError, ValueError):  # an integer past 64 bits, a lone surrogate
+        try:
+            return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return ""

@@ -80,7 +80,7 @@ def verdict_cache(config: pytest.Config) -> VerdictCache | None:
     if settings.cache and provider is not None:
         key: tuple[Any, ...] = record_key(settings)
         if settings.truth is not None:  # a judge plug-in's verdicts are in the records
-            from .ground import judge_name
+            from .hookspecs import judge_name
 
             key += (("judge", judge_name(config)),)
         try:

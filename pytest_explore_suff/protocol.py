@@ -54,7 +54,7 @@ def _session_allows(config: pytest.Config) -> bool:
     and no plug-in judges answers (a judge may print)."""
     allowed = config.stash.get(_session_key, None)
     if allowed is None:
-        from .ground import judge_name
+        from .hookspecs import judge_name
 
         option = config.option
         shown = ("setupshow", "setuponly", "setupplan", "usepdb", "trace")

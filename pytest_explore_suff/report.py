@@ -9,17 +9,17 @@ import stat
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from . import stats
+from . import DEFAULT_WINDOW, TOOL_KINDS, stats
 from .buckets import KEYS
 from .campaign import Transcript
-from .classify import Verdict
-from .events import TOOL_KINDS, Collector
-from .metrics import measure
-from .occupancy import DEFAULT_WINDOW
+
+if TYPE_CHECKING:  # only a transcript being judged needs them (a replayed record does not)
+    from .classify import Verdict
+    from .events import Collector
 
 SCHEMA = "pytest-explore-suff/3"
 #: Reports of these schemas load as baselines (1: before allocation and occupancy; 2: before
@@ -47,6 +47,9 @@ def record(
 ) -> dict[str, Any]:
     """The JSON-ready record of one transcript (also what travels on its test report).
     ``sections``: gets each judged response's returned-file sections (the ground truth's)."""
+    from .classify import Verdict
+    from .metrics import measure
+
     v = (verdict or Verdict()).to_dict()
     if verdict is not None and collector is not None:
         metrics = measure(verdict, collector, window, sections)

@@ -27,7 +27,7 @@ from real_shapes import (
 )
 
 from pytest_explore_suff import Collector, Transcript, Verdict, discover, judge
-from pytest_explore_suff.report import measure
+from pytest_explore_suff.metrics import measure
 
 
 def judge_dir(root: Path) -> tuple[Verdict, Collector]:

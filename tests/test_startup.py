@@ -25,13 +25,24 @@ LIGHT = {
     "pytest_explore_suff.options",
 }
 #: What a campaign needs, at least: if the import log misses these in a campaign run, it
-#: would miss them in a run without one too.
+#: would miss them in a run without one too. (Only modules some ``import`` statement loads:
+#: the log leaves out what `importlib.import_module` loads, as the package's lazy names do.)
 CAMPAIGN = {
     "pytest_explore_suff.nodes",
     "pytest_explore_suff.session",
     "pytest_explore_suff.readers",
-    "pytest_explore_suff.classify",
+    "pytest_explore_suff.events",
+    "pytest_explore_suff.metrics",
     "pytest_explore_suff.report",
+}
+#: What judging a transcript needs and a re-run whose every transcript is in the verdict
+#: cache does not (each loaded by an ``import`` statement, so the log would show it).
+JUDGING = {
+    "pytest_explore_suff.events",
+    "pytest_explore_suff.metrics",
+    "pytest_explore_suff.allocation",
+    "pytest_explore_suff.occupancy",
+    "pytest_explore_suff.runfigures",
 }
 _IMPORTED = re.compile(r"^import time:\s*\d+\s*\|\s*\d+\s*\|\s*(\S+)\s*$", re.MULTILINE)
 
@@ -103,6 +114,20 @@ def test_a_campaign_set_in_the_ini_file_is_asked_for(pytester, import_log, small
     assert done.returncode == 0, done.stdout + done.stderr
     assert ours(imported(done.stderr)) >= CAMPAIGN
     assert "3 passed" in done.stdout
+
+
+def test_a_re_run_from_the_verdict_cache_imports_no_judging(pytester, import_log, small_campaign):
+    pytester.makepyfile(test_project="def test_one(): pass")
+    args = [sys.executable, "-m", "pytest", f"--explore-suff={small_campaign}", "--explore-suff-json=r.json"]
+    first = subprocess.run(args, cwd=pytester.path, capture_output=True, text=True, check=False)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert ours(imported(first.stderr)) >= JUDGING
+    report = (pytester.path / "r.json").read_bytes()
+    again = subprocess.run(args, cwd=pytester.path, capture_output=True, text=True, check=False)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "verdict cache: 3 of 3 transcript(s) unchanged" in again.stdout
+    assert not ours(imported(again.stderr)) & JUDGING, sorted(ours(imported(again.stderr)) & JUDGING)
+    assert (pytester.path / "r.json").read_bytes() == report
 
 
 def test_the_plain_and_xdist_reports_agree_in_fresh_processes(pytester, small_campaign):

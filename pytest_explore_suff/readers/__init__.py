@@ -2,9 +2,9 @@
 
 `BUILTIN` holds the built-in readers as `registry.Reader` objects: the plugin
 registers them through the ``pytest_explore_suff_readers`` hook, the way a
-third party registers its own. Claude Code's readers are imported with this
-package; every other agent's module when its reader is first asked something
-(a claim, a read): a campaign imports the readers its files need, and the
+third party registers its own. Each agent's module is imported when its reader
+is first asked something (a claim, a read): a campaign imports the readers its
+files need (none, when every transcript comes from the verdict cache), and the
 paths they claim by are in `claims`.
 """
 
@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..events import Collector, ToolSpec
+from .. import ToolSpec
 from ..registry import Reader, Readers
 from ..sources import Opener, open_path
-from . import claims, interactive, streamjson
+from . import claims
 from .base import NotATranscript, TranscriptError, Unreadable, kind_of, looks_like_event
+
+if TYPE_CHECKING:
+    from ..events import Collector
 
 __all__ = [
     "AGENTS", "BUILTIN", "READERS", "NotATranscript", "Reader", "Readers", "TranscriptError",
@@ -44,8 +47,10 @@ def _lazy(module: str, name: str) -> Callable[..., Any]:
 
 
 READERS: dict[str, Read] = {
-    "stream-json": streamjson.read,
-    "interactive": interactive.read,
+    # Every reader's module is imported when first called, Claude Code's too: a re-run whose
+    # transcripts all come from the verdict cache imports no reader, collector nor classifier.
+    "stream-json": _lazy("streamjson", "read"),
+    "interactive": _lazy("interactive", "read"),
     "codex": _lazy("codex", "read"),
     "gemini": _lazy("gemini", "read"),
     "qwen": _lazy("qwen", "read"),
@@ -150,6 +155,8 @@ def load(
     session of a file that holds many (``collector.session``). Raises
     `TranscriptError` subclasses with a one-line reason.
     """
+    from ..events import Collector
+
     found = (readers or BUILTIN).get(kind)
     if found is None:
         raise Unreadable(f"no reader named {kind!r} in this run (is the plug-in that registers it loaded?)")

@@ -8,12 +8,15 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import MAX_LINE as MAX_LINE
-from ..events import RACE_MARKER, Collector, compact_json
-from ..jsonl import Undecodable, decode
+from .. import RACE_MARKER
+from ..jsonl import Undecodable, compact_json, decode
 from ..sources import MEMBER_ERRORS, ArchiveError
+
+if TYPE_CHECKING:  # discovery sniffs with this module: the collector is imported by the readers
+    from ..events import Collector
 
 #: Line types only interactive session logs write: a file that starts with
 #: them is a session log, whatever identity its first line carries.
