@@ -45,15 +45,17 @@ import xxhash
 
 from . import __version__
 from .campaign import Transcript
-from .jsonl import decode
+from .jsonl import Undecodable, decode
 
 #: The layout of an entry and of the database; a change makes every older entry a miss.
-SCHEMA = 1
+SCHEMA = 2
 _MAGIC = b"ESV1"
 _DB = "verdicts-{identity}.sqlite3"
 #: Besides the current code's database, the most recently used ones of other code kept
 #: (a project that switches between two installed versions); older ones are deleted.
 KEEP_OTHERS = 2
+#: Summaries kept (`VerdictCache.keep_summary`): the newest this many, older ones deleted.
+KEEP_SUMMARIES = 256
 #: Entries are written in batches of about this many bytes (or at the end of the session).
 BATCH_BYTES = 4 << 20
 #: Files hashed in one read up to this size, their bytes handed to the judge (`sources.SMALL_FILE`).
@@ -145,7 +147,7 @@ def unpack(key: bytes, data: Any) -> Entry | None:
     try:
         outcome, warnings, absent = decode(header)
         row = decode(kept)
-    except (ValueError, TypeError):
+    except (Undecodable, ValueError, TypeError):
         return None
     if (
         outcome not in (CLASSIFIED, EXCLUDED, FAILING, NOT_TRANSCRIPT)
@@ -159,6 +161,19 @@ def unpack(key: bytes, data: Any) -> Entry | None:
     entry = Entry(outcome, record, kept, warnings, absent)
     entry.row = row
     return entry
+
+
+def unpack_summary(key: bytes, data: Any) -> dict[str, Any] | None:
+    """The summary ``data`` holds for ``key``; None when it is damaged or of another key."""
+    if not isinstance(data, bytes) or len(data) < 29 or data[:4] != _MAGIC or data[4:20] != key:
+        return None
+    if xxhash.xxh3_64_digest(key + data[28:]) != data[20:28]:
+        return None
+    try:
+        summary = decode(data[28:])
+    except (Undecodable, ValueError, TypeError):
+        return None
+    return summary if isinstance(summary, dict) else None
 
 
 class Prehashed:
@@ -244,6 +259,7 @@ class VerdictCache:
         self._broken = False
         self._pending: list[tuple[bytes, bytes]] = []
         self._pending_bytes = 0
+        self._pending_summaries: list[tuple[bytes, bytes]] = []
         self._archives: dict[str, bytes | None] = {}
         self.hits = 0
         self.stored = 0
@@ -314,6 +330,7 @@ class VerdictCache:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("BEGIN IMMEDIATE")
             db.execute("CREATE TABLE IF NOT EXISTS entries (key BLOB PRIMARY KEY, entry BLOB NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS summaries (key BLOB PRIMARY KEY, summary BLOB NOT NULL)")
             db.execute(f"PRAGMA user_version={SCHEMA}")
             db.execute("COMMIT")
         # No fsync: a cache a crash damages costs a run its hits, never a verdict (each entry
@@ -357,9 +374,37 @@ class VerdictCache:
         if self._pending_bytes >= BATCH_BYTES:
             self.flush()
 
+    def summary(self, key: bytes) -> dict[str, Any] | None:
+        """The summary kept under ``key`` (`report.Columns.key`); None: none, or damaged."""
+        db = self._connect()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT summary FROM summaries WHERE key = ?", (key,)).fetchone()
+        except sqlite3.OperationalError:
+            return None
+        except sqlite3.DatabaseError:
+            self._damaged()
+            return None
+        return None if row is None else unpack_summary(key, row[0])
+
+    def keep_summary(self, key: bytes, summary: Mapping[str, Any]) -> None:
+        """Keep ``summary`` under ``key`` (written with the entries), if JSON holds it exactly:
+        read back, it must equal what was summed (no tuple, no NaN or infinity, string keys)."""
+        if self._broken:
+            return
+        try:
+            body = orjson.dumps(summary)
+        except TypeError:
+            return
+        if decode(body) != summary:
+            return
+        self._pending_summaries.append((key, _MAGIC + key + xxhash.xxh3_64_digest(key + body) + body))
+
     def flush(self) -> None:
         pending, self._pending, self._pending_bytes = self._pending, [], 0
-        if not pending:
+        summaries, self._pending_summaries = self._pending_summaries, []
+        if not pending and not summaries:
             return
         db = self._connect()
         if db is None:
@@ -368,6 +413,11 @@ class VerdictCache:
             db.execute("BEGIN IMMEDIATE")
             try:
                 db.executemany("INSERT OR REPLACE INTO entries (key, entry) VALUES (?, ?)", pending)
+                if summaries:
+                    db.executemany("INSERT OR REPLACE INTO summaries (key, summary) VALUES (?, ?)", summaries)
+                    # The newest `KEEP_SUMMARIES` only: one a campaign's state and arm, a few KB each.
+                    db.execute("DELETE FROM summaries WHERE rowid <= (SELECT max(rowid) FROM summaries) - ?",
+                               (KEEP_SUMMARIES,))  # fmt: skip
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")

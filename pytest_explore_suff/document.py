@@ -39,6 +39,7 @@ from .gates import (
 from .repeats import repeats
 from .report import (
     SCHEMA,
+    Summaries,
     aggregate_columns,
     arm_columns,
     dumps,
@@ -229,18 +230,20 @@ def build(
     truth_baseline_gates: Sequence[Gate] = (),
     baseline_truth: Mapping[str, Any] | None = None,
     baseline_judged: Mapping[str, Any] | None = None,
+    summaries: Summaries | None = None,
 ) -> Report:
     """Aggregate the records, compare arms (and the baseline), decide every gate.
 
     ``truth``: the truth file in play (`truth.Truth.to_dict`, with ``found``) and
     ``questions`` its question ids, each of which the report warns of when it covers
     no transcript of this run. ``baseline_judged``: what the baseline was judged with
-    (`compare.judged_with`; None: not recorded)."""
+    (`compare.judged_with`; None: not recorded). ``summaries``: kept from earlier runs
+    (the verdict cache's), an arm's taken as it is when its records did not change."""
     # Dicts, or `store.Slim` views that read like them.
     recs: list[Any] = sorted(records, key=lambda r: r["path"])
     # Each record read once, for every figure below: its arm's columns.
     columns = arm_columns(recs)
-    arms, pooled = aggregate_columns(columns)
+    arms, pooled = aggregate_columns(columns, summaries)
     # The head of the arm table counts every judged run, the excluded (raced, contaminated) too.
     judged: dict[str, list[tuple[Any, ...]]] = {}
     for rec in recs:

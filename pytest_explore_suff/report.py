@@ -9,9 +9,10 @@ import stat
 import tempfile
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
+import xxhash
 
 from . import DEFAULT_WINDOW, TOOL_KINDS, stats
 from .buckets import KEYS
@@ -314,6 +315,17 @@ class Columns:
         out.counts = [self.counts[i] for i in keep]
         return out
 
+    def key(self) -> bytes | None:
+        """What the records are, in their order, as one digest (a `Summaries` key): None
+        unless every record is a `store.Slim` that has its content digest."""
+        h = xxhash.xxh3_128(b"summary\0")
+        for rec in self.recs:
+            content = getattr(rec, "content", None)
+            if content is None:
+                return None
+            h.update(content)
+        return h.digest()
+
     def clusters(self, bucket: str) -> list[tuple[int, int]]:
         """(calls in ``bucket``, answered calls) per record: the clusters of the intervals."""
         return list(zip([c[bucket] for c in self.counts], self.answered, strict=True))
@@ -336,10 +348,32 @@ def aggregate(records: Iterable[Mapping[str, Any]]) -> tuple[dict[str, dict[str,
     return aggregate_columns(arm_columns(records))
 
 
-def aggregate_columns(arms: dict[str, Columns]) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+class Summaries(Protocol):
+    """Summaries kept from earlier runs (`cache.VerdictCache`), by `Columns.key`."""
+
+    def summary(self, key: bytes) -> dict[str, Any] | None: ...
+    def keep_summary(self, key: bytes, summary: Mapping[str, Any]) -> None: ...
+
+
+def aggregate_columns(
+    arms: dict[str, Columns], kept: Summaries | None = None
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """`aggregate` of the columns `arm_columns` made: the pooled figures are over the arms'
-    records, arm after arm."""
-    return {arm: _summary(c) for arm, c in arms.items()}, _summary(Columns.joined(arms.values()))
+    records, arm after arm. ``kept``: the summaries of earlier runs, a summary a pure
+    function of its records in their order (an arm whose records did not change is not
+    summed again)."""
+
+    def summary(c: Columns) -> dict[str, Any]:
+        key = None if kept is None else c.key()
+        if key is None or kept is None:
+            return _summary(c)
+        if (found := kept.summary(key)) is not None:
+            return found
+        agg = _summary(c)
+        kept.keep_summary(key, agg)
+        return agg
+
+    return {arm: summary(c) for arm, c in arms.items()}, summary(Columns.joined(arms.values()))
 
 
 def summarize(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:

@@ -18,7 +18,15 @@ from .campaign import Campaign, discover, shown
 from .compare import BaselineError, read_baseline
 from .document import Coverage, Options, Report, build
 from .guard import inside
-from .nodes import RECORD_ATTR, cache_hits_key, campaign_key, close_cache, deselected_key, readers_of
+from .nodes import (
+    RECORD_ATTR,
+    cache_hits_key,
+    campaign_key,
+    close_cache,
+    deselected_key,
+    readers_of,
+    verdict_cache,
+)
 from .options import Settings, settings_key
 from .report import write_atomic, write_chunks_atomic
 from .sources import ARCHIVE_SUFFIXES, INDEXING, ArchiveError, Sources, activate, deactivate, is_archive
@@ -405,6 +413,7 @@ class Reporter:
             **self._truth(),
             run_gates=settings.run_gates,
             control=settings.control,
+            summaries=verdict_cache(self.config),
         )
         self._history(self.report)
         self._write(self.report)

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import orjson
+import xxhash
 
 from .jsonl import decode
 from .report import (
@@ -142,6 +143,11 @@ class Slim(Mapping[str, Any]):
         return self._store.digest(self._row)
 
     @property
+    def content(self) -> bytes | None:
+        """`RecordStore.content` of the record."""
+        return self._store.content(self._row)
+
+    @property
     def totals(self) -> Totals:
         """What `report.run_totals` reads of the record's runs."""
         return self._store.totals(self._row)
@@ -166,10 +172,11 @@ class _Block:
     """The arrays of `_BLOCK` rows: each row's items side by side (`_PLACE` of them in
     ``place``, ...)."""
 
-    __slots__ = ("digests", "figures", "numbers", "place", "refs")
+    __slots__ = ("contents", "digests", "figures", "numbers", "place", "refs")
 
     def __init__(self) -> None:
         self.digests = bytearray(_DIGEST * _BLOCK)
+        self.contents = bytearray(_DIGEST * _BLOCK)  # `RecordStore.content`: all zero for none
         self.place = array("q", [0]) * (_PLACE * _BLOCK)
         self.numbers = array("q", [0]) * (len(_NUMBERS) * _BLOCK)
         self.refs = array("I", [0]) * (len(_VALUES) * _BLOCK)  # four bytes, not a reference and an object
@@ -219,6 +226,9 @@ def shipped(rec: Mapping[str, Any]) -> Mapping[str, Any] | Shipment:
     return indented(rec), row
 
 
+_shipped = shipped  # `RecordStore.add` has a parameter of that name
+
+
 def over_the_wire(shipment: Mapping[str, Any] | Shipment) -> Mapping[str, Any] | Shipment:
     """A shipment as an xdist worker sends it: what the store keeps, as JSON too (execnet's
     serializer is plain Python, half a millisecond per record each way; two bytes
@@ -255,12 +265,22 @@ class RecordStore:
 
     def add(self, shipped: Mapping[str, Any] | Shipment) -> None:
         """Store a record: a mapping, or a `shipped` pair."""
+        if not isinstance(shipped, tuple):
+            # encode first: a record that cannot be encoded fails here, not at the end
+            shipped = _shipped(shipped)
+        content = _NO_DIGEST
         if isinstance(shipped, tuple):
             data, fields = shipped
-            if isinstance(fields, bytes):  # from an xdist worker (`over_the_wire`)
+            # What the row and the spool hold, hashed: the summaries' key (`content`).
+            h = xxhash.xxh3_128(data)
+            h.update(b"\0")
+            if isinstance(fields, bytes):  # from an xdist worker (`over_the_wire`), or the cache
+                h.update(fields)
                 fields = decode(fields)
-        else:
-            # encode first: a record that cannot be encoded fails here, not at the end
+            else:
+                h.update(orjson.dumps(fields))
+            content = h.digest()
+        else:  # an infinite figure: the bytes (null) are not the record; no content digest
             data, fields = indented(shipped), kept(shipped)
         (path, arm, group, status, reason, counts, tools, agent,
          answered, errored, concurrent, totals, brief, digest, table, models, *rest) = fields  # fmt: skip
@@ -291,6 +311,7 @@ class RecordStore:
         block.refs[at * len(_VALUES) : (at + 1) * len(_VALUES)] = refs
         block.figures[at * _FIGURES : (at + 1) * _FIGURES] = figures
         block.digests[at * _DIGEST : (at + 1) * _DIGEST] = packed_digest or _NO_DIGEST
+        block.contents[at * _DIGEST : (at + 1) * _DIGEST] = content
         if packed is None:
             self._odd_totals[row] = totals
         elif self._odd_totals:
@@ -346,6 +367,14 @@ class RecordStore:
             return self._odd_totals[row]
         block, at = self._blocks[row // _BLOCK], row % _BLOCK
         return unpack_totals(block.figures[at * _FIGURES : at * _FIGURES + _TOTALS])
+
+    def content(self, row: int) -> bytes | None:
+        """A digest of all the record in ``row`` is (its report bytes and its row's fields):
+        equal digests, equal records, whatever aggregates them gets the same. None for a
+        record whose bytes are not all of it (an infinite figure, which JSON writes null)."""
+        block, at = self._blocks[row // _BLOCK], row % _BLOCK
+        packed = bytes(block.contents[at * _DIGEST : (at + 1) * _DIGEST])
+        return None if packed == _NO_DIGEST else packed
 
     def digest(self, row: int) -> str | None:
         block, at = self._blocks[row // _BLOCK], row % _BLOCK

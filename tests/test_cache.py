@@ -330,3 +330,121 @@ def test_a_changed_truth_file_judges_every_transcript_again(pytester, truth_camp
     assert doc_changed == doc_changed_off
     none, _ = run(pytester, root, "--explore-suff-truth=none")
     assert hits(none) == 0  # without the truth file: other records
+
+
+# --- summaries kept between runs -------------------------------------------------------------
+
+
+@pytest.fixture
+def summed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many records each summary of the runs in this process summed up (pytester's
+    runs are in-process: the report's `_summary` counts them)."""
+    from pytest_explore_suff import report
+
+    sizes: list[int] = []
+    real = report._summary
+
+    def counting(c: report.Columns) -> dict[str, object]:
+        sizes.append(len(c.recs))
+        return real(c)
+
+    monkeypatch.setattr(report, "_summary", counting)
+    return sizes
+
+
+def summaries(db: Path) -> list[tuple[bytes, bytes]]:
+    with sqlite3.connect(db) as conn:
+        return list(conn.execute("SELECT key, summary FROM summaries"))
+
+
+def test_an_arm_whose_records_did_not_change_is_not_summed_again(pytester, summed):
+    root = pytester.path / "camp"
+    for i in range(4):
+        sufficient_run(f"q{i}").write(root / f"run{i}" / "run-headless-with.jsonl")
+        sufficient_run(f"q{i}").write(root / f"run{i}" / "run-headless-without.jsonl")
+    _, doc_off = run(pytester, root, "--explore-suff-no-cache")
+    assert summed == [4, 4, 8]  # two arms, then the pooled records
+    summed.clear()
+    _, doc_first = run(pytester, root)
+    assert summed == [4, 4, 8]
+    summed.clear()
+    again, doc_again = run(pytester, root)
+    assert summed == [] and hits(again) == 8
+    assert doc_off == doc_first == doc_again
+    # one transcript of one arm changed: that arm and the pooled records are summed again
+    allocation_run("new").write(root / "run2" / "run-headless-with.jsonl")
+    summed.clear()
+    changed, doc_changed = run(pytester, root)
+    assert summed == [4, 8] and hits(changed) == 7
+    _, doc_changed_off = run(pytester, root, "--explore-suff-no-cache")
+    assert doc_changed == doc_changed_off
+
+
+def test_summaries_kept_under_n2_are_the_same_bytes(pytester, summed):
+    root = example(pytester)
+    _, doc_off = run(pytester, root, "--explore-suff-no-cache")
+    run(pytester, root, "-n", "2")
+    summed.clear()
+    _, doc_again = run(pytester, root, "-n", "2")
+    _, doc_plain = run(pytester, root)
+    assert summed == []  # the controller's summaries, and the same for a run without -n
+    assert doc_off == doc_again == doc_plain
+
+
+def test_a_damaged_summary_is_summed_again(pytester, summed):
+    root = example(pytester)
+    _, doc = run(pytester, root)
+    (db,) = databases(pytester)
+    rows = summaries(db)
+    assert len(rows) >= 2
+    (k0, s0), (k1, _), *_ = rows
+    flipped = bytearray(s0)
+    flipped[-3] ^= 0x01  # a byte of the summary: its checksum no longer holds
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE summaries SET summary = ? WHERE key = ?", (bytes(flipped), k0))
+        conn.execute("UPDATE summaries SET summary = ? WHERE key = ?", (s0, k1))  # another key's
+    conn.close()
+    summed.clear()
+    _, doc_again = run(pytester, root)
+    assert len(summed) == 2 and doc_again == doc
+
+
+def test_a_summary_is_kept_only_if_json_gives_it_back(tmp_path):
+    cache = verdicts.VerdictCache(str(tmp_path), ())
+    key = b"s" * 16
+    for odd in ({"a": (1, 2)}, {"a": float("nan")}, {"a": float("inf")}, {1: 2}, {"a": {1, 2}}):
+        cache.keep_summary(key, odd)
+    cache.flush()
+    assert cache.summary(key) is None
+    kept = {"b": 1, "a": [1.5, None, "x"], "c": {"z": 0.1, "y": True}}
+    cache.keep_summary(key, kept)
+    cache.flush()
+    back = cache.summary(key)
+    assert back == kept and list(back) == ["b", "a", "c"] and list(back["c"]) == ["z", "y"]
+    assert cache.summary(b"o" * 16) is None
+    cache.close()
+
+
+def test_records_have_a_content_digest_unless_json_loses_a_figure(tmp_path):
+    from pytest_explore_suff import report
+    from pytest_explore_suff.campaign import Transcript
+    from pytest_explore_suff.store import RecordStore
+
+    def rec(path: str, tokens: float) -> dict[str, object]:
+        t = Transcript(path=path, kind="stream-json", arm="a", group="", run="", rel_files=(path,))
+        r = report.record(t, status="classified")
+        r["runs"] = [{"tokens": tokens}]
+        return r
+
+    with RecordStore() as store, RecordStore() as again:
+        for path, tokens in (("x", 1.0), ("y", 1.0), ("z", 2.0)):
+            store.add(rec(path, tokens))
+        x, y, z = (s.content for s in store.records())
+        assert None not in (x, y, z) and len({x, y, z}) == 3  # the path, the figure
+        again.add(rec("x", 1.0))
+        assert again.records()[0].content == x  # the same record, the same digest
+        again.add(rec("w", 1e308 + 1e308))  # JSON writes null for it: no digest
+        assert again.records()[1].content is None
+        assert report.Columns(again.records()).key() is None  # nor for the records with it
+        assert report.Columns(store.records()).key() != report.Columns(store.records()[::-1]).key()
