@@ -7,6 +7,7 @@ the HTML page are renderings of that one object. Nothing here imports pytest.
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ from .report import (
     dumps,
     encode,
     indented,
+    remembered,
     run_counts,
     table_of,
     table_summary,
@@ -253,7 +255,7 @@ def build(
         agg["run_figures"].update(run_counts(judged.get(arm, [])))
     pooled["run_figures"].update(run_counts([t for rows in judged.values() for t in rows]))
     for arm, c in columns.items():  # only when a question ran twice: the report is otherwise unchanged
-        if (again := repeats(c.recs)) is not None:
+        if (again := remembered(summaries, "repeats", (c,), functools.partial(repeats, c.recs))) is not None:
             arms[arm]["repeats"] = again
     outcomes = evaluate(list(gates), arms, options.gate_on)
     outcomes += evaluate_metrics(list(metric_gates), arms, options.gate_on)
@@ -264,7 +266,9 @@ def build(
     pair = arm_pair(arms, compare)
     comparison = None
     if pair and all(arms.get(a, {}).get("answered") for a in pair):
-        comparison = compare_arm_columns(columns[pair[0]], columns[pair[1]], *pair)
+        ca, cb = columns[pair[0]], columns[pair[1]]
+        comparison = remembered(summaries, "compare", (ca, cb),
+                                lambda: compare_arm_columns(ca, cb, *pair), *pair)  # fmt: skip
     elif compare:
         missing = [a for a in compare if not arms.get(a, {}).get("answered")]
         notes.append(
@@ -309,7 +313,9 @@ def build(
     pair_m = metric_pair(arms, compare)
     metrics_cmp = None
     if pair_m and all(a in arms for a in pair_m):
-        metrics_cmp = compare_metric_columns(columns[pair_m[0]], columns[pair_m[1]], *pair_m)
+        ma, mb = columns[pair_m[0]], columns[pair_m[1]]
+        metrics_cmp = remembered(summaries, "compare metrics", (ma, mb),
+                                 lambda: compare_metric_columns(ma, mb, *pair_m), *pair_m)  # fmt: skip
     pairs = [(r["path"], r.get("digest")) for r in recs]
     fingerprint = {
         "algorithm": DIGEST,

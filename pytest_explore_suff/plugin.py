@@ -70,6 +70,22 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         from . import guard
 
         guard.protect(early_config)
+        # The first cleanup registered is the last to run: after pytest's own (`session._Thaw`).
+        early_config.add_cleanup(lambda: _unfreeze_last(early_config))
+        early_config.stash[LAST_THAW] = False
+
+
+#: In a campaign's config: True once `session._Thaw` froze the survivors of pytest's last
+#: full collection (then `_unfreeze_last`, the config's last cleanup, thaws them).
+LAST_THAW = pytest.StashKey[bool]()
+
+
+def _unfreeze_last(config: pytest.Config) -> None:
+    if config.stash.get(LAST_THAW, False):
+        import gc
+
+        config.stash[LAST_THAW] = False
+        gc.unfreeze()
 
 
 def pytest_configure(config: pytest.Config) -> None:

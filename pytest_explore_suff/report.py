@@ -8,7 +8,7 @@ import os
 import stat
 import tempfile
 from array import array
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
@@ -364,16 +364,37 @@ def aggregate_columns(
     summed again)."""
 
     def summary(c: Columns) -> dict[str, Any]:
-        key = None if kept is None else c.key()
-        if key is None or kept is None:
-            return _summary(c)
-        if (found := kept.summary(key)) is not None:
-            return found
-        agg = _summary(c)
-        kept.keep_summary(key, agg)
+        agg: dict[str, Any] = remembered(kept, "summary", (c,), lambda: _summary(c))
         return agg
 
     return {arm: summary(c) for arm, c in arms.items()}, summary(Columns.joined(arms.values()))
+
+
+def remembered(
+    kept: Summaries | None,
+    name: str,
+    columns: Sequence[Columns],
+    figure: Callable[[], dict[str, Any] | None],
+    *args: str,
+) -> Any:
+    """``figure()``, or what it gave an earlier run: ``figure`` must be a pure function of
+    the records of ``columns`` (in their order) and of ``args`` (arm names, say), which
+    key what is kept with ``name``. A figure that is not a dict is worked out every time."""
+    keys = [c.key() for c in columns] if kept is not None else [None]
+    if kept is None or None in keys:
+        return figure()
+    h = xxhash.xxh3_128(f"{name}\0{len(args)}\0".encode())
+    for arg in args:
+        h.update(arg.encode("utf-8", "surrogateescape") + b"\0")
+    for k in keys:
+        h.update(k)  # type: ignore[arg-type]  # None is ruled out above
+    key = h.digest()
+    if (found := kept.summary(key)) is not None:
+        return found
+    value = figure()
+    if isinstance(value, dict):
+        kept.keep_summary(key, value)
+    return value
 
 
 def summarize(recs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
@@ -845,18 +866,67 @@ def write_chunks_atomic(path: str, chunks: Iterable[bytes]) -> None:
     target = os.path.realpath(path)  # a link's file, so that the link stays
     directory = os.path.dirname(target)
     os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".explore-suff-", suffix=".tmp", dir=directory)
+    chunks = iter(chunks)
+    old = _open_regular(target)
     try:
-        # mkstemp makes the file 0600 and os.replace keeps that: give the report
-        # the mode a plain open() would, so artifact uploaders can read it.
-        os.fchmod(fd, 0o666 & ~_umask())
-        with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
-            for chunk in chunks:
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        # A report the same to the byte as the file there (a re-run of an unchanged
+        # campaign) is not written again: the file is touched, as a write would have.
+        same, differing = _same_start(old, chunks) if old is not None else (0, b"")
+        if differing is None:
+            os.utime(target)
+            return
+        fd, tmp = tempfile.mkstemp(prefix=".explore-suff-", suffix=".tmp", dir=directory)
+        try:
+            # mkstemp makes the file 0600 and os.replace keeps that: give the report
+            # the mode a plain open() would, so artifact uploaders can read it.
+            os.fchmod(fd, 0o666 & ~_umask())
+            with os.fdopen(fd, "wb", buffering=1 << 20) as fh:
+                if same:  # the chunks compared so far: the old file's bytes, as they were read
+                    assert old is not None
+                    old.seek(0)
+                    while same and (piece := old.read(min(same, 1 << 20))):
+                        fh.write(piece)
+                        same -= len(piece)
+                    if same:
+                        raise OSError(f"{target} changed while the report was compared with it")
+                fh.write(differing)
+                for chunk in chunks:
+                    fh.write(chunk)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    finally:
+        if old is not None:
+            old.close()
+
+
+def _open_regular(path: str) -> Any:
+    """The regular file at ``path``, open for reading; None if there is none to open."""
+    try:
+        fh = open(path, "rb")  # noqa: SIM115  # closed by the caller
+    except OSError:
+        return None
+    try:
+        if stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return fh
+    except OSError:
+        pass
+    fh.close()
+    return None
+
+
+def _same_start(old: Any, chunks: Iterator[bytes]) -> tuple[int, bytes | None]:
+    """Reads ``chunks`` while they are what ``old`` holds: (how many bytes agreed, the first
+    chunk that did not, or b"" when the old file is longer); (all, None) when the old file is
+    the same bytes. The old file is read through the same descriptor later (it is replaced,
+    never written in place, so those bytes stay what they were)."""
+    same = 0
+    for chunk in chunks:
+        if old.read(len(chunk)) != chunk:
+            return same, chunk
+        same += len(chunk)
+    return (same, None) if old.read(1) == b"" else (same, b"")

@@ -349,6 +349,16 @@ def summed(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return real(c)
 
     monkeypatch.setattr(report, "_summary", counting)
+    from pytest_explore_suff import document
+
+    for name in ("compare_arm_columns", "compare_metric_columns"):  # and what compares two arms
+        real_compare = getattr(document, name)
+
+        def compared(*args, _real=real_compare, _name=name):
+            sizes.append(_name)
+            return _real(*args)
+
+        monkeypatch.setattr(document, name, compared)
     return sizes
 
 
@@ -363,10 +373,11 @@ def test_an_arm_whose_records_did_not_change_is_not_summed_again(pytester, summe
         sufficient_run(f"q{i}").write(root / f"run{i}" / "run-headless-with.jsonl")
         sufficient_run(f"q{i}").write(root / f"run{i}" / "run-headless-without.jsonl")
     _, doc_off = run(pytester, root, "--explore-suff-no-cache")
-    assert summed == [4, 4, 8]  # two arms, then the pooled records
+    both = ["compare_arm_columns", "compare_metric_columns"]
+    assert summed == [4, 4, 8, *both]  # two arms, then the pooled records; the arms compared
     summed.clear()
     _, doc_first = run(pytester, root)
-    assert summed == [4, 4, 8]
+    assert summed == [4, 4, 8, *both]
     summed.clear()
     again, doc_again = run(pytester, root)
     assert summed == [] and hits(again) == 8
@@ -375,7 +386,7 @@ def test_an_arm_whose_records_did_not_change_is_not_summed_again(pytester, summe
     allocation_run("new").write(root / "run2" / "run-headless-with.jsonl")
     summed.clear()
     changed, doc_changed = run(pytester, root)
-    assert summed == [4, 8] and hits(changed) == 7
+    assert summed == [4, 8, *both] and hits(changed) == 7
     _, doc_changed_off = run(pytester, root, "--explore-suff-no-cache")
     assert doc_changed == doc_changed_off
 

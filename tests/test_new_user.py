@@ -558,3 +558,61 @@ def test_a_trend_marks_the_runs_judged_with_other_options(pytester, campaign):
     assert '<td class="trend-options">other: marker</td>' in page
     trend = command(pytester.path, "trend")
     assert "judged with other options than the latest run: old (marker)" in " ".join(trend.stdout.split())
+
+
+# --- a report the same as the file there -------------------------------------------------
+
+
+def _write(path: Path, chunks: list[bytes]) -> None:
+    from pytest_explore_suff.report import write_chunks_atomic
+
+    write_chunks_atomic(str(path), chunks)
+
+
+def test_a_report_unchanged_to_the_byte_is_not_written_again_only_touched(tmp_path):
+    target = tmp_path / "r.json"
+    _write(target, [b"{", b'"a": 1', b"}"])
+    before = target.stat()
+    os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns - 10**9))
+    _write(target, [b'{"a"', b": 1}"])  # the same bytes in other chunks
+    after = target.stat()
+    assert target.read_bytes() == b'{"a": 1}'
+    assert after.st_ino == before.st_ino  # not replaced
+    assert after.st_mtime_ns > before.st_mtime_ns - 10**9  # touched, as a write would have
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [
+        (b"abcdef", b"abcxyz"),  # differs in the middle of a chunk
+        (b"abcdef", b"abc"),  # the new one is shorter
+        (b"abc", b"abcdef"),  # longer
+        (b"abcdef", b"xbcdef"),  # from the first byte
+        (b"", b"abc"),
+        (b"abc" * 500_000, b"abc" * 500_000 + b"!"),  # the agreeing part copied in pieces
+    ],
+)
+def test_a_report_that_differs_anywhere_replaces_the_file_whole(tmp_path, old, new):
+    target = tmp_path / "r.json"
+    target.write_bytes(old)
+    inode = target.stat().st_ino
+    chunks = [new[i : i + 2] for i in range(0, len(new), 2)] or [b""]
+    _write(target, chunks)
+    assert target.read_bytes() == new
+    assert target.stat().st_ino != inode  # replaced in one step
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]  # no temporary file left
+
+
+def test_a_report_that_fails_after_agreeing_leaves_the_old_file_whole(tmp_path):
+    target = tmp_path / "r.json"
+    target.write_bytes(b"abcdef")
+
+    def chunks():
+        yield b"abc"
+        yield b"dXf"
+        raise RuntimeError("the report could not be finished")
+
+    with pytest.raises(RuntimeError):
+        _write(target, chunks())  # type: ignore[arg-type]
+    assert target.read_bytes() == b"abcdef"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]

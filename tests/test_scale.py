@@ -1029,3 +1029,47 @@ def test_a_record_shipped_encoded_is_stored_as_the_record_itself(recs):
                 assert (b.arm, b.group, b.status, b.reason, b.errored, b.concurrent) == (
                     a.arm, a.group, a.status, a.reason, a.errored, a.concurrent
                 )  # fmt: skip
+
+
+CLEANUP_PROBE = """
+import atexit, gc, json
+
+died = []
+seen = {}
+
+class Cycle:
+    def __del__(self):
+        died.append(True)
+
+def pytest_configure(config):
+    # registered after pytest's unraisable-exception plugin: runs before its cleanup
+    config.add_cleanup(lambda: seen.update(frozen=gc.get_freeze_count(), died=list(died)))
+
+def pytest_terminal_summary(config):
+    cycle = Cycle()
+    cycle.me = cycle  # garbage only a full collection finds, made late in the session
+    del cycle
+
+@atexit.register
+def _write():
+    seen["after"] = gc.get_freeze_count()
+    with open("probe.json", "w") as fh:
+        json.dump(seen, fh)
+"""
+
+
+@pytest.mark.parametrize("campaign", [True, False], ids=["campaign", "plain"])
+def test_the_end_collects_garbage_as_pytest_does_and_walks_what_survived_it_once(pytester, campaign):
+    """pytest collects garbage at its unconfigure (its finalizers' errors reported as
+    warnings) and again at its cleanup: what survives the first is frozen for the second,
+    which walks only what came since, and thawed by the config's last cleanup. (In a
+    process of its own: pytester's in-process runs switch pytest's collections off.)"""
+    pytester.makepyfile(probe=CLEANUP_PROBE, test_plain="def test_plain(): pass")
+    root = ab_campaign(pytester.path / "camp", with_runs=[sufficient_run()], without_runs=[no_explore_run()])
+    args = [f"--explore-suff={root}"] if campaign else ["test_plain.py"]
+    result = pytester.runpytest_subprocess(*args, "-p", "probe", "-p", "no:randomly")
+    assert result.ret == 0, result.outlines
+    seen = json.loads((pytester.path / "probe.json").read_text())
+    assert seen["died"] == [True]  # found by pytest's collection at its unconfigure, campaign or not
+    assert (seen["frozen"] > 1000) if campaign else (seen["frozen"] == 0)
+    assert seen["after"] == 0  # thawed by the last cleanup
