@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Callable, Sequence
-from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import stats
 from .buckets import KEYS
@@ -24,7 +24,16 @@ from .report import (
 )
 from .sources import DIGEST
 
-_NORMAL = NormalDist()
+if TYPE_CHECKING:
+    from statistics import NormalDist
+
+
+@functools.cache
+def _normal() -> NormalDist:
+    # statistics (and the fractions and decimal it imports) only when a figure needs it
+    from statistics import NormalDist
+
+    return NormalDist()
 
 SUPPORTED_SCHEMAS = READABLE_SCHEMAS
 #: Arm names that mean "the thing we compare against".
@@ -359,7 +368,7 @@ def _question_changes(ro: Sequence[Any], rn: Sequence[Any]) -> list[dict[str, An
         go, gn = [r for r in ro if r["group"] == g], [r for r in rn if r["group"] == g]
         how = _pairing(go, gn)
         d = _bucket_difference(go, gn, "sufficient", how if how == "transcript" else None)
-        p = 2 * (1 - _NORMAL.cdf(abs(d.diff) / d.se)) if d.se > 0 else 1.0 if d.diff == 0 else 0.0
+        p = 2 * (1 - _normal().cdf(abs(d.diff) / d.se)) if d.se > 0 else 1.0 if d.diff == 0 else 0.0
         rows.append({"group": g, "old": d.b, "new": d.a, "diff": d.diff, "lo": d.lo, "hi": d.hi, "p": p,
                      "moved": False})  # fmt: skip
     ranked = sorted(range(len(rows)), key=lambda i: rows[i]["p"])

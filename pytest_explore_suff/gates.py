@@ -36,10 +36,10 @@ not a member and is left as it is.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # The tables and the parsers of the options' values live in `options` (imported at every
 # pytest start, where a dataclass costs too much); re-exported here.
@@ -149,7 +149,7 @@ class Outcome:
         sides at that level each when ``sides=1``): for a control line, the change's."""
         assert self.value is not None and self.se is not None
         level = (ALPHA if self.level is None else self.level) / self.sides
-        z = t_isf(level, self.df) if self.df is not None else _NORMAL.inv_cdf(1.0 - level)
+        z = t_isf(level, self.df) if self.df is not None else _normal().inv_cdf(1.0 - level)
         return self.value - z * self.se, self.value + z * self.se
 
     def describe(self) -> str:
@@ -251,7 +251,17 @@ class Outcome:
 #: The one-sided level of each check: the 95% interval's bound; under Holm's correction, the
 #: chance that any check of the run's family fails when nothing is worse.
 ALPHA = 0.025
-_NORMAL = NormalDist()
+
+if TYPE_CHECKING:
+    from statistics import NormalDist
+
+
+@functools.cache
+def _normal() -> NormalDist:
+    # statistics (and the fractions and decimal it imports) only when a figure needs it
+    from statistics import NormalDist
+
+    return NormalDist()
 
 
 def _trim(x: float) -> str:
@@ -274,7 +284,7 @@ def _p_worse(o: Outcome) -> float:
         return 0.0 if excess > 0 else 1.0
     if o.df is not None:
         return min(1.0, o.sides * t_sf(excess / o.se, o.df))
-    return min(1.0, o.sides * (1.0 - _NORMAL.cdf(excess / o.se)))
+    return min(1.0, o.sides * (1.0 - _normal().cdf(excess / o.se)))
 
 
 def _bound_at(o: Outcome, level: float) -> float:
@@ -284,7 +294,7 @@ def _bound_at(o: Outcome, level: float) -> float:
     if o.draws:
         ranked = sorted(o.draws)
         return ranked[min(len(ranked) - 1, max(0, int(level * (len(ranked) + 1)) - 1))]
-    z = t_isf(level / o.sides, o.df) if o.df is not None else _NORMAL.inv_cdf(1.0 - level / o.sides)
+    z = t_isf(level / o.sides, o.df) if o.df is not None else _normal().inv_cdf(1.0 - level / o.sides)
     if o.sides == 2:  # the change's end nearer 0: how far it moved at least
         return max(0.0, abs(o.value) - z * o.se) * (1 if o.value >= 0 else -1)
     return o.value - o.worse * z * o.se
